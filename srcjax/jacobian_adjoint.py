@@ -19,20 +19,23 @@ from .core import index_params, linear_params
 from .pytree import from_leaves, is_tree, leaves_like
 from .tree_util import tree_leaves
 
-JACOBIAN_HELPERS = ["jacobian_rows", "leaf_bases", "jacfwd_blocks", "jacrev_blocks", "argnums_blocks"]
+JACOBIAN_HELPERS = ["jacobian_rows", "leaf_bases", "jacfwd_blocks", "jacrev_blocks", "argnums_blocks", "reshape_like",
+                    "jacfwd_blocks_bar", "jacrev_blocks_bar"]
 
 
 @linear_params("bars", shape=("out",))
-def jacobian_rows(bars: Any, out: Any) -> Any:
+@index_params("lead")
+def jacobian_rows(bars: Any, out: Any, lead: int = 0) -> Any:
     """The Jacobian of ``out`` by an argument from the argument's cotangents ``bars`` for a basis of
     ``out``'s cotangents (the basis axis first): each leaf as ``out.shape + its own shape`` (JAX's
-    layout for an argument that is a container: its structure, a block per leaf)."""
+    layout for an argument that is a container: its structure, a block per leaf). ``lead``: batch axes in front
+    of the basis axis (a vmap of the helper, ``bars`` batched and ``out`` not: transforms/batch_nested.py)."""
     if is_tree(bars):
         rows = []
         for b in tree_leaves(bars):
-            rows.append(np.reshape(b, np.shape(out) + np.shape(b)[1:]))
+            rows.append(np.reshape(b, np.shape(b)[:lead] + np.shape(out) + np.shape(b)[lead + 1:]))
         return from_leaves(bars, rows)
-    return np.reshape(bars, np.shape(out) + np.shape(bars)[1:])
+    return np.reshape(bars, np.shape(bars)[:lead] + np.shape(out) + np.shape(bars)[lead + 1:])
 
 
 @index_params("x")  # (constants: x read for its structure, shapes and dtypes only)
@@ -55,10 +58,11 @@ def leaf_bases(x: Any) -> list[Any]:
 
 
 @linear_params("ts", shape=("out", "x"))
-def jacfwd_blocks(ts: Any, out: Any, x: Any) -> Any:
+@index_params("lead")
+def jacfwd_blocks(ts: Any, out: Any, x: Any, lead: int = 0) -> Any:
     """jacfwd by ``x`` from the output tangents ``ts`` of the batched JVPs for ``leaf_bases(x)`` (one per
-    leaf of ``x``, of ``out``'s structure, the basis axis first): JAX's layout, ``out``'s structure
-    outside, ``x``'s inside, each block ``out_leaf.shape + x_leaf.shape``."""
+    leaf of ``x``, of ``out``'s structure, the basis axis first, after ``lead`` batch axes): JAX's layout,
+    ``out``'s structure outside, ``x``'s inside, each block ``out_leaf.shape + x_leaf.shape``."""
     per_leaf = []  # per leaf of x: the leaves of its output tangents
     for t in ts:
         per_leaf.append(tree_leaves(t))
@@ -66,19 +70,65 @@ def jacfwd_blocks(ts: Any, out: Any, x: Any) -> Any:
     for k, o in enumerate(tree_leaves(out)):
         blocks = []
         for j, v in enumerate(tree_leaves(x)):
-            blocks.append(np.reshape(np.moveaxis(per_leaf[j][k], 0, -1), np.shape(o) + np.shape(v)))
+            t = per_leaf[j][k]
+            blocks.append(np.reshape(np.moveaxis(t, lead, -1), np.shape(t)[:lead] + np.shape(o) + np.shape(v)))
         rows.append(from_leaves(x, blocks))
     return from_leaves(out, rows)
 
 
 @linear_params("bars", shape=("out",))
-def jacrev_blocks(bars: Any, out: Any) -> Any:
+@index_params("lead")
+def jacrev_blocks(bars: Any, out: Any, lead: int = 0) -> Any:
     """jacrev from the argument's cotangents ``bars`` of the batched VJPs for ``leaf_bases(out)`` (one per
-    leaf of ``out``): JAX's layout, ``out``'s structure outside, the argument's inside."""
+    leaf of ``out``): JAX's layout, ``out``'s structure outside, the argument's inside (``lead``: as
+    :func:`jacobian_rows`)."""
     rows = []
     for k, o in enumerate(tree_leaves(out)):
-        rows.append(jacobian_rows(bars[k], o))
+        rows.append(jacobian_rows(bars[k], o, lead))
     return from_leaves(out, rows)
+
+
+@linear_params("c", shape=("ref",))
+def reshape_like(c: Any, ref: Any) -> Any:
+    """Each leaf of ``c`` reshaped to the shape of ``ref``'s leaf in its place, in ``ref``'s structure: the
+    cotangent of ``bars`` in ``jacobian_rows(bars, out)`` from the Jacobian's (``ref`` is ``bars``; reverse mode's
+    rule: transforms/linear_calls.py). Its own transpose is ``reshape_like(g, c)``."""
+    if is_tree(ref):
+        rows = []
+        for r, leaf in zip(tree_leaves(ref), leaves_like(c, ref)):
+            rows.append(np.reshape(leaf, np.shape(r)))
+        return from_leaves(ref, rows)
+    return np.reshape(c, np.shape(ref))
+
+
+@linear_params("c", shape=("bars", "out"))
+def jacrev_blocks_bar(c: Any, bars: Any, out: Any) -> Any:
+    """The cotangent of ``bars`` in ``jacrev_blocks(bars, out)`` from the Jacobian's, ``c`` (``out``'s structure
+    outside): per leaf of ``out``, its block reshaped back (transforms/linear_calls.py). Its transpose is
+    ``jacrev_blocks`` again."""
+    rows = []
+    for k, g in enumerate(leaves_like(c, out)):
+        rows.append(reshape_like(g, bars[k]))
+    return rows
+
+
+@linear_params("c", shape=("ts", "out", "x"))
+@index_params("lead")
+def jacfwd_blocks_bar(c: Any, ts: Any, out: Any, x: Any, lead: int = 0) -> Any:
+    """The cotangent of ``ts`` in ``jacfwd_blocks(ts, out, x)`` from the Jacobian's, ``c``: per leaf of ``x`` the
+    output tangents' cotangents, each block's last axes (``x``'s leaf) flattened and moved first again
+    (transforms/linear_calls.py). Its transpose is ``jacfwd_blocks`` again."""
+    per_out = []  # per leaf of out: its blocks, one per leaf of x
+    for g in leaves_like(c, out):
+        per_out.append(leaves_like(g, x))
+    bars = []
+    for j, t in enumerate(ts):
+        leaves = []
+        for k, b in enumerate(tree_leaves(t)):
+            moved = np.shape(b)[:lead] + np.shape(b)[lead + 1:] + np.shape(b)[lead:lead + 1]
+            leaves.append(np.moveaxis(np.reshape(per_out[k][j], moved), -1, lead))
+        bars.append(from_leaves(t, leaves))
+    return bars
 
 
 def argnums_blocks(jacobians: Any, out: Any) -> Any:

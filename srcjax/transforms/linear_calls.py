@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from .. import batched
+from .. import batched, jacobian_adjoint
 from ..frontend.names import code, parse_expression
 from .templates import instantiate
 
@@ -57,10 +57,24 @@ RULES: dict[Any, dict[str, str]] = {
     batched.batch_split: {"v": "np.reshape(out_bar, np.shape(v))"},
 }
 
+# a per-example item (cotangent: a per-example scatter-add into zeros) and the Jacobians' reshapes of their batched
+# VJPs and JVPs (each `_bar` the transpose of the helper beside it: srcjax/jacobian_adjoint.py)
+RULES.update({
+    batched.batch_getitem: {"x": "batch_index_add(zeros_like(x), key, out_bar, batch_size_of(x), True, True, None)"},
+    jacobian_adjoint.jacobian_rows: {"bars": "reshape_like(out_bar, bars)"},
+    jacobian_adjoint.reshape_like: {"c": "reshape_like(out_bar, c)"},
+    jacobian_adjoint.jacrev_blocks: {"bars": "jacrev_blocks_bar(out_bar, bars, out)"},
+    jacobian_adjoint.jacrev_blocks_bar: {"c": "jacrev_blocks(out_bar, out)"},
+    jacobian_adjoint.jacfwd_blocks: {"ts": "jacfwd_blocks_bar(out_bar, ts, out, x, lead)"},
+    jacobian_adjoint.jacfwd_blocks_bar: {"c": "jacfwd_blocks(out_bar, out, x, lead)"},
+})
+
 # the helpers the rules call, by name: every derivative's namespace has them (a derivative of batched source
 # written in the user's function, jacrev inside a grad, runs in the user's module, which does not import them)
-CALLED: dict[str, Any] = {n: getattr(batched, n) for t in RULES.values() for text in t.values()
-                          for n in re.findall(r"\b(batch_\w+)\(", text)}
+# (srcjax's own names only: `zeros_like` comes with the adjoint's imports, and a user's own would be shadowed)
+CALLED: dict[str, Any] = {n: getattr(batched, n, None) or getattr(jacobian_adjoint, n) for t in RULES.values()
+                          for text in t.values() for n in re.findall(r"(?<![\w.])(\w+)\(", text)
+                          if n.startswith("batch_") or n in jacobian_adjoint.JACOBIAN_HELPERS}
 
 
 def rules(program: Program, op: Op) -> dict[str, str] | None:
