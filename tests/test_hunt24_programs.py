@@ -25,7 +25,23 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax refuses too (reported; located at the user's line with a hint)
-JAX_REFUSES: tuple[str, ...] = ()
+JAX_REFUSES: tuple[str, ...] = (
+    # nussinov's `max(table[i, j], table[i, j - 1])` and laplacien's `max(1., valmax)` on data (jax.jit: a
+    # TracerBoolConversionError; np.maximum is the array spelling)
+    "the builtin max() compares values known only at run time",
+    # azimint_naive's `data[mask_r12].mean()`: a shape that depends on the data
+    "indexing with a boolean mask",
+    # spmv's `A_col[A_row[i]:A_row[i + 1]]`: a slice bound read from an array
+    "a slice bound must be known at transpile time",
+    # grayscott's `u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]` then `u[:] = 1.0`, `u += ...`: writes through views
+    "may be or hold that same array",
+    # cavity_flow's `build_up_b(b, ...)` and `pressure_poisson(nit, p, ...)` write into the caller's arrays
+    "changes the caller's array",
+    # local_maxima's `for pos in np.ndindex(data.shape)` (jax.numpy has no ndindex)
+    "cannot call ndindex()",
+    # mandelbrot's `np.linspace(xmin, xmax, xn)` with endpoints from data (jax: the in-place `N[I] = n`)
+    "np.linspace(): the argument 'start' must be known at transpile time",
+)
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
@@ -114,7 +130,9 @@ CASES: tuple[Case, ...] = (
     Case("bicg", lambda r, d: (_n(r, d, 4, 3), _n(r, d, 3), _n(r, d, 4)),
          (J, out(0, "jacrev", "(0, 2)"), out(1, "jacfwd", "(0, 1)"), v((0, 0, 0)), v((None, 0, None)), jp(3))),
     Case("cholesky_rows", lambda r, d: (_spd(r, d, 4),), (J, JR, JF, v((0,)), vgs((0,)), jp(1))),
-    Case("cholesky_factor", lambda r, d: (_spd(r, d, 4),), (J, JR, v((0,)), jp(1))),
+    # (np.linalg.cholesky reads the lower triangle, as NumPy; its derivative is JAX's, for a symmetric operand:
+    # finite differences of a raw entry differ by design, docs/numpy.md)
+    Case("cholesky_factor", lambda r, d: (_spd(r, d, 4),), (J, JR, v((0,)), jp(1)), fd=False),
     Case("correlation", lambda r, d: (_n(r, d, 6, 4),), (J, JR, v((0,)), vgs((0,)), jp(1))),
     Case("covariance", lambda r, d: (_n(r, d, 6, 4),), (J, JR, JF, v((0,)), v((1,)), jp(1))),
     Case("covariance_np", lambda r, d: (_n(r, d, 6, 4),), (J, JR, v((0,)), jp(1))),
