@@ -206,8 +206,9 @@ CASES: tuple[Case, ...] = (
     Case("resnet_basicblock", lambda r, d: (_n(r, d, 3, 4, 4, 2), _n(r, d, 1, 1, 2, 2), _n(r, d, 3, 3, 2, 2)),
          (J, gs("(1, 2)"), v((0, None, None)), v((None, 0, 0)))),
     Case("go_fast", lambda r, d: (_n(r, d, 4, 4),), (J, JR, JF, v((0,)), v((1,)), jp(1))),
-    Case("nbody", _nbody, (J, out(0, "jacrev", "(0, 1, 2)"), out(1, "jacrev", 1), v((0, 0, 0)), v((None, 0, 0)),
-                           jp(3))),
+    # (no derivative of PE alone: its zero diagonal's sqrt and 1 / r meet a zero cotangent, 0 * inf, NaN as in
+    # jax.grad of the same function written with jnp.where; finite differences see a finite one)
+    Case("nbody", _nbody, (J, out(0, "jacrev", "(0, 1, 2)"), v((0, 0, 0)), v((None, 0, 0)), jp(3))),
     Case("arc_distance", lambda r, d: tuple(_n(r, d, 5) for _ in range(4)),
          (J, jr("(0, 1, 2, 3)"), v((0, 0, 0, 0)), v((None, 0, None, 0)), jp(4))),
     Case("azimint_naive", lambda r, d: (_n(r, d, 10), _u(r, d, 0.0, 1.0, 10)), (J, v((0, 0)))),
