@@ -41,7 +41,6 @@ from . import (
     constructed_objects,
     dict_merges,
     dict_methods,
-    element_targets,
     function_names,
     in_place_updates,
     jax_spellings,
@@ -646,7 +645,7 @@ class Normalizer(Resolver):
         unsupported = UNSUPPORTED_STATEMENTS.get(type(s))  # (by exact type: see statement)
         if unsupported is not None:
             raise self.unsupported(s, *unsupported)
-        if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v (frontend/subscript_writes.py)
+        if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v, a[i] = b[j] = v (subscript_writes)
             pass
         elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name \
                 and type(s.value) is cst.Lambda:  # f = lambda y: ...  ->  def f(y): ...
@@ -662,8 +661,6 @@ class Normalizer(Resolver):
         elif type(s) is cst.Assign and len(s.targets) == 1 and (starred.has_star(t := s.targets[0].target) or
                                                                    starred.has_nested_star(t)):
             starred.assign(self, t, s.value, s.value)  # (a, *b = v; (c, *d), e = v)
-        elif type(s) is cst.Assign and element_targets.writes_an_element(s):
-            element_targets.assign(self, s)  # a[i] = b[j] = v; a[0], b[1] = v: one target a statement
         elif type(s) is cst.Assign:
             targets = [self.target(t.target) for t in s.targets]
             flat, hint = self.flat(s.value)  # type: ignore[assignment]
