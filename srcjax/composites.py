@@ -504,6 +504,15 @@ def empty(shape: Any, dtype: Any = None, order: Any = "C", device: Any = None, l
     return np.zeros(shape, dtype=dtype)
 
 
+@_implements(np.ndarray)
+def ndarray(shape: Any, dtype: Any = None, buffer: Any = None, offset: Any = 0, strides: Any = None,
+            order: Any = None) -> Any:
+    """``np.ndarray(shape, dtype)``, the low-level spelling of ``np.empty`` (npbench's nbody and vadv): zeros, as
+    :func:`empty`; over a ``buffer`` it is a view of another object's memory, refused."""
+    assert buffer is None, "np.ndarray(shape, dtype, buffer=...) views another array's memory: use np.reshape"
+    return np.zeros(shape, dtype=np.float64 if dtype is None else dtype)
+
+
 @_implements(np.empty_like)
 def empty_like(prototype: Any, dtype: Any = None, order: Any = "K", subok: bool = True, shape: Any = None,
                device: Any = None) -> Any:

@@ -43,6 +43,7 @@ class InPlaceAlias:
     holder: str = ""  # the container display (``d = {'a': v}``) whose item is ``alias``'s array, changed in place
     repeated: str = ""  # the list display repeated (``[x] * 2``) whose items are all the array changed
     module: bool = False  # ``alias`` is a module-level (or closure) array: NumPy's change outlives the call
+    helper: str = ""  # the change a user's helper called by ``statement`` makes to its argument ``name``
 
 
 @dataclass
@@ -75,6 +76,7 @@ class _Walk:
     guards: list[int] = field(default_factory=list)
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
     returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None  # returned_alias.returned_source
+    changed: Callable[[cst.Call], list[tuple[str, str]]] | None = None  # returned_alias.changed_arguments
 
 
 _WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.at(a, ...), ...: change a in place)
@@ -285,6 +287,13 @@ def _repeated(value: cst.BaseExpression) -> str | None:
     return e.value if isinstance(e, cst.Name) else ""
 
 
+def _element_targets(t: cst.BaseExpression) -> list[cst.Subscript]:
+    """The array elements among the targets of the tuple target ``t`` (``a[0], (b, c[1]) = v``: a[0], c[1])."""
+    if isinstance(t, (cst.Tuple, cst.List)):
+        return [sub for e in t.elements for sub in _element_targets(e.value)]
+    return [t] if isinstance(t, cst.Subscript) else []
+
+
 def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     """The statement's reads, then what it binds or changes (``v = v + 1`` reads the old ``v``)."""
     p = next(w.pos)
@@ -297,6 +306,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
 
     if isinstance(s, (cst.Continue, cst.Break, cst.Return)):  # (a path that skips what follows: _read_later)
         ev("jump", "")
+    calls = [n for n in walk(s) if isinstance(n, cst.Call)] if w.changed is not None else []
+    for made, (name, what) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
+        ev("helper", name, made=f"`{code(made)}` runs {what}")  # (`build_up_b(b, u)` writes into b: before s binds)
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
         first = ""  # (`a = b = np.zeros(3)`: one array, two names)
@@ -343,6 +355,13 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             else:
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
+                for sub in _element_targets(tgt):  # (`KE[0], PE[0] = v`: each element written in place)
+                    base = _base_name(sub)
+                    reads += [n for n in names_in(sub) if n != base]
+                    if base is not None and not (base in w.containers and isinstance(sub.value, cst.Name)):
+                        ev("inplace", base, item=isinstance(sub.value, cst.Subscript), key=_key(sub.value))
+                    elif base is not None:
+                        ev("holds", base, source="", made=_key(sub))
                 for n, srcs in _unpacked_sources(tgt, s.value):  # (`a, b = x, y`, `a, b = ys`, `t = [s][0]`)
                     if srcs:
                         ev("may", n, sources=tuple(srcs), made=code(s))
@@ -467,15 +486,17 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
 
 
 def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None,
-         module_array: Callable[[str], bool] = lambda n: False
+         module_array: Callable[[str], bool] = lambda n: False,
+         changed: Callable[[cst.Call], list[tuple[str, str]]] | None = None
          ) -> tuple[InPlaceAlias | None, dict[int, tuple[str, int]]]:
     """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
     to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
     ``w`` is that variable's own array is known only when the function is specialized, where
     ``in_place(..., alias=made)`` refuses an array ``w``. ``returned``: the name whose array a call's result may
     be (:func:`returned_alias.returned_source`); ``module_array``: whether a name the function does not bind is
-    a module-level or closure array (changed in place, NumPy's change outlives the call)."""
-    w = _Walk(containers=_containers(fdef), returned=returned)
+    a module-level or closure array (changed in place, NumPy's change outlives the call); ``changed``: the
+    arguments (written as names) a call of a user's helper changes in place, read after the call: refused."""
+    w = _Walk(containers=_containers(fdef), returned=returned, changed=changed)
     _block(w, fdef.body.body)
     events = w.events
     obj: dict[str, int] = {}  # name -> the value it holds (an id per binding)
@@ -543,6 +564,11 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             copied_at[(e.name, obj[e.name])] = (e.name, e.made or e.source)
             bound_ifs[e.name] = set(_ifs(e))
             copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
+        elif e.kind == "helper":  # (the helper's change is its own copy's in srcjax: the caller's keeps the old)
+            same = [e.name] + sorted(n for n, o in obj.items() if e.name in obj and o == obj[e.name] and n != e.name)
+            for m in same:
+                if _read_later(events, k, m, e):
+                    return InPlaceAlias(e.node, e.name, m, None, helper=e.made), checked
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
             nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;
@@ -743,6 +769,13 @@ def _read_later(events: list[_Event], k: int, name: str, at: _Event) -> bool:
 def describe(found: InPlaceAlias) -> tuple[str, str]:
     """The message and hint for ``found``."""
     what = code(found.statement)
+    if found.helper:
+        read = f"`{found.alias}`" + ("" if found.alias == found.name else f" (bound to `{found.name}`'s array)")
+        return (f"{found.helper}: in NumPy that changes the caller's array `{found.name}` in place, and {read} is "
+                f"read after the call; srcjax arrays are immutable (as JAX's): the helper's change would not reach "
+                f"the caller",
+                f"return the new array from the helper and bind it in the caller (`return {found.name}` at the "
+                f"helper's end, `{found.name} = {found.helper.split('`')[1]}` here)")
     if found.binding:
         return (f"`{what}` changes `{found.name}`'s array in place in NumPy, and `{found.alias}` may be or hold that "
                 f"same array (`{found.binding}` does not copy), so NumPy's `{found.alias}` changes too; srcjax arrays "

@@ -645,7 +645,7 @@ class Normalizer(Resolver):
         unsupported = UNSUPPORTED_STATEMENTS.get(type(s))  # (by exact type: see statement)
         if unsupported is not None:
             raise self.unsupported(s, *unsupported)
-        if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v (frontend/subscript_writes.py)
+        if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v, a[i] = b[j] = v (subscript_writes)
             pass
         elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name \
                 and type(s.value) is cst.Lambda:  # f = lambda y: ...  ->  def f(y): ...

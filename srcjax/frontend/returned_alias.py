@@ -18,6 +18,8 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
+from .changed_arguments import changed_parameters
+
 # the bytecode of `return name`: a local (a parameter) or a global/closure value, then RETURN_VALUE
 _LOCAL_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME"}
@@ -89,10 +91,31 @@ def returned_source(call: cst.Call, lookup: Callable[[str], Any]) -> tuple[str, 
     return None
 
 
+def changed_arguments(call: cst.Call, lookup: Callable[[str], Any]) -> list[tuple[str, str]]:
+    """(the argument written as a name, the change) for each argument the user's helper ``call`` calls changes in
+    place (frontend/changed_arguments.py)."""
+    if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
+        return []
+    fn = lookup(call.func.value)
+    changed = changed_parameters(fn)
+    if not changed:
+        return []
+    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    out = []
+    for k, what in sorted(changed.items()):
+        arg = positional[k] if k < len(positional) else keywords.get(names[k])
+        if isinstance(arg, cst.Name):
+            out.append((arg.value, what))
+    return out
+
+
 def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tuple[str, bool] | None],
-                                                       Callable[[str], bool]]:
-    """``aliasing.scan``'s ``returned`` and ``module_array`` for the function ``src`` reads (its globals and
-    closure; a name the function binds itself is its own, never the module's)."""
+                                                       Callable[[str], bool],
+                                                       Callable[[cst.Call], list[tuple[str, str]]]]:
+    """``aliasing.scan``'s ``returned``, ``module_array`` and ``changed`` for the function ``src`` reads (its
+    globals and closure; a name the function binds itself is its own, never the module's)."""
     from .resolve import local_names
     local = set(local_names(fdef))
     scope = {**src.fn.__globals__, **src.closure}
@@ -103,4 +126,5 @@ def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tup
     def module_array(name: str) -> bool:
         return name not in local and isinstance(scope.get(name), np.ndarray)
 
-    return (lambda call: returned_source(call, lookup)), module_array
+    return (lambda call: returned_source(call, lookup)), module_array, \
+        (lambda call: changed_arguments(call, lookup))

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from . import in_place_updates, numpy_calls
+from . import element_targets, in_place_updates, numpy_calls
 from .syntax import AUG_TO_BIN, BINOP_HINT
 
 if TYPE_CHECKING:
@@ -48,6 +48,9 @@ def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
     from .. import composites
 
     # (exact types: libcst has no subclasses of these; isinstance on one goes through ABCMeta)
+    if type(s) is cst.Assign and element_targets.writes_an_element(s):  # a[i] = b[j] = v; a[0], b[1] = v
+        element_targets.assign(norm, s)  # (one target a statement)
+        return True
     if type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Subscript:
         t, op = s.targets[0].target, None
     elif type(s) is cst.AugAssign and type(s.target) is cst.Subscript:

@@ -1,0 +1,101 @@
+"""A user's helper that changes its argument array in place (frontend/changed_arguments.py, aliasing.py):
+npbench's cavity_flow calls ``build_up_b(b, ...)`` and ``pressure_poisson(nit, p, ..., b)``, which write into
+the caller's ``b`` and ``p`` (``b[1:-1, 1:-1] = ...``), then reads them. Silently wrong before: srcjax's helper
+bound its own ``b`` again and the caller kept zeros (jit returned ``[1, 1, 1, 1]`` where NumPy gives
+``[1, 3, 5, 1]``). Refused now at the call, with the helper's line; where the caller binds the result again, or
+never reads the argument after the call, the program runs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import srcjax
+
+
+def _fill(b: Any, x: Any) -> None:
+    b[1:-1] = x[1:-1] * 2.0
+
+
+def _fill_returned(b: Any, x: Any) -> Any:
+    b[1:-1] = x[1:-1] * 2.0
+    return b
+
+
+def _bump(p: Any) -> None:
+    p += 1.0
+
+
+def _sweeps(p: Any, n: int) -> None:
+    for _ in range(n):
+        _bump(p)  # (through another helper)
+
+
+def _reads_after_fill(x: Any) -> Any:
+    b = np.zeros(4)
+    _fill(b, x)
+    return b + 1.0
+
+
+def _reads_after_bump(x: Any) -> Any:
+    _bump(x)
+    return x * 2.0
+
+
+def _reads_after_sweeps(x: Any) -> Any:
+    p = x.copy()
+    for _ in range(2):
+        _sweeps(p, 2)
+    return p
+
+
+def _alias_read_after_fill(x: Any) -> Any:
+    b = np.zeros(4)
+    c = _fill_returned(b, x)
+    return c + b
+
+
+def _rebound(x: Any) -> Any:
+    b = np.zeros(4)
+    b = _fill_returned(b, x)
+    return b + 1.0
+
+
+def _not_read_after(x: Any) -> Any:
+    b = np.zeros(4)
+    c = _fill_returned(b, x)
+    return c + 1.0
+
+
+def _scale(t: Any, s: Any) -> Any:
+    t *= s
+    return t
+
+
+def _scalar_argument(x: Any) -> Any:
+    t = 2.0
+    y = _scale(t, 3.0)
+    return x * y
+
+
+@pytest.mark.parametrize(("fn", "line"), [(_reads_after_fill, "_fill(b, x)"), (_reads_after_bump, "_bump(x)"),
+                                          (_reads_after_sweeps, "_sweeps(p, 2)"),
+                                          (_alias_read_after_fill, "c = _fill_returned(b, x)")])
+def test_a_helper_changing_an_argument_read_after_the_call_is_refused(fn: Any, line: str) -> None:
+    x = np.arange(4.0)
+    with pytest.raises(srcjax.TranspileError, match="changes the caller's array") as e:
+        srcjax.jit(fn)(x.copy())
+    head, *rest = str(e.value).splitlines()
+    assert "test_helper_changes.py" in head and line in "\n".join(rest)
+    assert "hint: return the new array from the helper" in str(e.value)
+
+
+@pytest.mark.parametrize("fn", [_rebound, _not_read_after, _scalar_argument])
+def test_a_helper_whose_change_the_caller_does_not_read_runs(fn: Any) -> None:
+    x = np.arange(4.0)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(x.copy())), fn(x.copy()))
+    loss = lambda x: np.sum(fn(x) ** 2)  # noqa: E731
+    fd = [(loss(x + 1e-6 * e) - loss(x - 1e-6 * e)) / 2e-6 for e in np.eye(4)]
+    np.testing.assert_allclose(np.asarray(srcjax.grad(loss)(x.copy())), fd, rtol=1e-6, atol=1e-6)
