@@ -31,7 +31,11 @@ from .adjoint import (
 )
 from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
 from .batch_sums import (  # noqa: F401  (generated batched code imports them from here)
+    batch_broadcast,
+    batch_broadcast_items,
     batch_broadcast_like_bar,
+    batch_broadcast_parts,
+    batch_broadcast_parts_bar,
     batch_expand_reduced_bar,
     batch_merge,
     batch_merge_bar,
@@ -74,6 +78,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_reduce_window", "batch_ppermute", "batch_pack_like", "batch_broadcast_parts", "batch_unpacked",
     "batch_merge", "batch_split", "batch_static", "batch_keys", "batch_summed_items", "batch_index_add_bar",
     "batch_unbroadcast_bar", "batch_broadcast_like_bar", "batch_expand_reduced_bar", "batch_merge_bar",
+    "batch_broadcast_parts_bar",
 ]
 
 
@@ -112,47 +117,6 @@ def batch_tree_add(a: Any, b: Any) -> Any:
             out = index_update(out, k, batch_tree_add(tree_get(a, k), tree_get(b, k)))
         return out
     return batch_align_b(a, b) + batch_align_b(b, a)
-
-
-@linear_params("x")
-def batch_broadcast(x: Any, n: int) -> Any:
-    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` and an empty tuple, a carry's
-    ``key = ()``, stay). Not a container: its writers call batch_broadcast_items (reverse mode inlines this one)."""
-    if x is UNSET:
-        return x
-    if is_tree(x):
-        if len(x) == 0:
-            return x
-    # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
-    # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
-    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))
-
-
-def batch_broadcast_items(x: Any, n: int) -> Any:
-    """A list or tuple (of arrays, or of such lists and tuples: a derivative tape, a cotangent of a
-    nested tuple) with every array repeated along a new batch axis; an array itself otherwise
-    (``UNSET`` and ``None`` stay as they are)."""
-    if x is UNSET or x is None:
-        return x
-    if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
-        out = x
-        for k in item_keys(x):
-            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
-        return out
-    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))  # (a Python number stays weak: batch_broadcast)
-
-
-def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
-    """A tuple or list with the items ``flags`` marks repeated along a new batch axis (each as
-    :func:`batch_broadcast_items`), the others as they are (a dict: ``flags`` a dict by its keys); ``UNSET`` (a
-    name a branch join makes a container of, bound on the other path only) and ``None`` stay as they are."""
-    if x is UNSET or x is None:
-        return x
-    out = x
-    for k, f in flags.items() if isinstance(flags, dict) else zip(item_keys(x), flags):
-        if f:
-            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
-    return out
 
 
 def batch_pack_like(x: Any, items: Any, bx: bool, n: int) -> Any:

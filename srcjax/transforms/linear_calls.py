@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 # helper -> {parameter: the template of its cotangent}
 RULES: dict[Any, dict[str, str]] = {
     batched.batch_broadcast_items: {"x": "batch_summed_items(out_bar, x, False)"},
+    # a container's items that flags mark repeated along the batch (its body's tape met an integer item)
+    batched.batch_broadcast_parts: {"x": "batch_broadcast_parts_bar(out_bar, x, flags, n)"},
+    batched.batch_broadcast_parts_bar: {"c": "batch_broadcast_parts(out_bar, flags, n)"},
     batched.batch_index_add: {"z": "batch_summed_items(out_bar, z, bz)",
                               "g": "batch_index_add_bar(out_bar, key, g, bg, flags)"},
     # per-example sums and broadcasts, each pair the other's transpose (a `_bar` helper reads the result `c` of
