@@ -28,6 +28,7 @@ from .adjoint import (
     index_cleared,
     pack_like,
     unbroadcast,
+    zeros_like,
 )
 from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
 from .batch_sums import (  # noqa: F401  (generated batched code imports them from here)
@@ -78,7 +79,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_reduce_window", "batch_ppermute", "batch_pack_like", "batch_broadcast_parts", "batch_unpacked",
     "batch_merge", "batch_split", "batch_static", "batch_keys", "batch_summed_items", "batch_index_add_bar",
     "batch_unbroadcast_bar", "batch_broadcast_like_bar", "batch_expand_reduced_bar", "batch_merge_bar",
-    "batch_broadcast_parts_bar",
+    "batch_broadcast_parts_bar", "batch_index_bar", "batch_index_update_bar",
 ]
 
 
@@ -683,6 +684,7 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
 
 
+@linear_params("g", shape=("x",))
 def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, flags: Any) -> Any:
     """``index_cleared(g, x, key)`` (``index_update``'s cotangent for ``x``) per example."""
     if is_tree(g):
@@ -719,6 +721,30 @@ def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
     if g is None or is_tree(g):
         return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), v, bv)
     return batch_summed_items(batch_unbroadcast(batch_index(g, key, True, flags), v, True, bv), v, bv)
+
+
+# The transposes of the other indexing helpers (reverse mode's rules: transforms/linear_calls.py), whose bodies' Python
+# logic on a key an outer vmap cannot batch once it maps the key (vmap(vjp(vmap(f))) of `x[k] = v` at a data index)
+
+
+@linear_params("g", shape=("x",))
+def batch_index_bar(g: Any, key: Any, x: Any, bx: bool, flags: Any) -> Any:
+    """``x``'s cotangent in ``batch_index(x, key, bx, flags)`` from the result's, ``g`` (batched): per example ``g``
+    added at ``key`` into zeros (one scatter-add), summed over the batch where ``x`` was not batched."""
+    if g is None or is_tree(x) and len(key) == 1:  # (a container's item: its cotangent at that item)
+        return None if g is None else index_add(zeros_like(x), key[0], g)
+    z = batch_index_add(zeros_like(x), key, g, np.shape(g)[0], bx, True, flags)
+    return batch_summed_items(z, x, bx)
+
+
+@linear_params("g", shape=("x", "value"))
+def batch_index_update_bar(g: Any, key: Any, x: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
+    """``value``'s cotangent in ``batch_index_update(x, key, value, n, bx, bv, flags)``: per example ``g[key]`` at the
+    writes that landed (:func:`batch_winning_writes`; zero at those a repeated index overwrote), summed to it."""
+    if g is None or is_tree(g):
+        return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), value, bv)
+    read = np.where(batch_winning_writes(x, key, n, bx, flags), batch_index(g, key, True, flags), 0.0)
+    return batch_summed_items(batch_unbroadcast(read, value, True, bv), value, bv)
 
 
 @linear_params("g", shape=("x",))
