@@ -174,7 +174,16 @@ def batch_merge(v: Any, outer_batched: bool, inner_batched: bool, outer: int, in
 @linear_params("v")
 @index_params("outer")
 def batch_split(v: Any, outer: int) -> Any:
-    """:func:`batch_merge` undone: a merged batch axis split into the outer and the inner one."""
+    """:func:`batch_merge` undone: a merged batch axis split into the outer and the inner one (a container, a
+    cotangent of a dict an indexing helper wrote into on the merged batch: leaf by leaf; None, and a flag such a
+    helper returns for a container, ``batch_winning_writes``' True, stay)."""
+    if v is None or v is UNSET or not is_tree(v) and np.ndim(v) == 0:
+        return v
+    if is_tree(v):
+        out = v
+        for k in item_keys(v):
+            out = index_update(out, k, batch_split(tree_get(v, k), outer))
+        return out
     return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
 
 

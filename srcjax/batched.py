@@ -312,7 +312,11 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
 
 def batch_select_items(c: Any, a: Any, b: Any) -> Any:
     """:func:`batch_select` of values that may be containers (a cotangent of a dict of parameters):
-    leaf by leaf (its own function: reverse mode writes ``batch_select`` out in branches on data)."""
+    leaf by leaf (its own function: reverse mode writes ``batch_select`` out in branches on data). None (the
+    cotangent of an integer leaf, ``pack_like``'s) is a zero beside an array, None beside None."""
+    if a is None or b is None:
+        return None if a is None and b is None else batch_select(c, zeros_like(b) if a is None else a,
+                                                                 zeros_like(a) if b is None else b)
     if not is_tree(a) or b is UNSET:
         return batch_select(c, a, b)
     out = a

@@ -66,3 +66,26 @@ def test_vmap_of_jacfwd_of_jacrev_of_an_index_update_at_a_data_key() -> None:
     want = np.stack([twin(x[i], y[i]) for i in range(2)])
     _agree(fn(x, y), want)
     _agree(srcjax.numpy_function(fn)(x, y), want)
+
+
+def _dense_sum(params: Any, x: Any) -> Any:
+    h = np.tanh(x @ params[0]["w"] + params[0]["b"])
+    return np.sum(h ** 2)
+
+
+def test_hessian_of_a_list_of_dicts_through_merged_index_writes() -> None:
+    """``hessian`` of a function of a list of dicts: the cotangent of ``params[0]["b"]`` is written into a dict by
+    ``batch_index_add``, which jacfwd's vmap now merges (its key left alone) and splits again item by item
+    (``batch_split`` of the dict: was "tuple index out of range" in the generated source run by NumPy)."""
+    rng = np.random.default_rng(4)
+    params, x = [{"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}], rng.standard_normal((4, 3))
+
+    def twin(p: Any) -> Any:
+        return jnp.sum(jnp.tanh(x @ p[0]["w"] + p[0]["b"]) ** 2)
+
+    want = jax.tree_util.tree_leaves(jax.hessian(twin)(params))
+    for got in (srcjax.hessian(_dense_sum)(params, x), srcjax.numpy_function(srcjax.hessian(_dense_sum))(params, x)):
+        leaves = jax.tree_util.tree_leaves(got)
+        assert len(leaves) == len(want)
+        for a, b in zip(leaves, want):
+            _agree(a, b)

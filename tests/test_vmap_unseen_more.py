@@ -176,6 +176,42 @@ def test_grad_of_vmap_vmap_of_a_while() -> None:
     agree(srcjax.numpy_function(srcjax.grad(g, max_iters=8))(x), want)
 
 
+def _grow_to_one(x, y):
+    s = y * 0.5 + 0.1
+    it = 0
+    while it < 3 and np.sum(s * s) < 1.0:
+        s = s * 1.3 + 0.1
+        it = it + 1
+    return np.sum(s * s) * x
+
+
+def _grow_to_one_jax(x, y):  # (the same loop unrolled: jax's reverse mode has no while on data)
+    s, go = y * 0.5 + 0.1, True
+    for _ in range(3):
+        go = go & (jnp.sum(s * s) < 1.0)
+        s = jnp.where(go, s * 1.3 + 0.1, s)
+    return jnp.sum(s * s) * x
+
+
+def _pulled_back_grow(x, y):
+    out, back = srcjax.vjp(srcjax.vmap(_grow_to_one), x, y, max_iters=8)
+    return back(np.ones_like(out))[1]
+
+
+def test_vmap_of_vjp_of_vmap_of_a_while() -> None:
+    """``vmap(vjp(vmap(f)))`` of a ``while`` on data (seed 36's loop): the outer vmap joins the loop's carried
+    cotangent, a tuple packed by ``pack_like``, at a branch on data, item by item (``batch_select`` of the tuple was
+    "np.shape of a sequence of arrays of different shapes"), and the integer counter's cotangent, None on both
+    paths, stays None (was an object array: "unsupported operand type(s) for +"). Against jax per example and the
+    generated source run by NumPy."""
+    x, y = r(2, 2), r(2, 2, 3) * 0.5
+    pulled = jax.vmap(lambda a, b: jax.vjp(_grow_to_one_jax, a, b)[1](jnp.ones_like(a))[1])
+    want = np.stack([pulled(x[i], y[i]) for i in range(2)])
+    g = srcjax.vmap(_pulled_back_grow)
+    agree(g(x, y), want)
+    agree(srcjax.numpy_function(g)(x, y), want)
+
+
 def test_grad_inside_vmap_vmap_of_a_while() -> None:
     """The gradient inside the two vmaps of the program above works (against jax per example)."""
     x, n = r(2, 3, 6), np.array([[2, 5, 0], [1, 6, 3]])

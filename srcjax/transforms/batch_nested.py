@@ -6,10 +6,11 @@ Batched source (a ``jacfwd``'s batched JVP, a vmap inside a vmap) calls ``batch_
 logic on the key's elements.
 An outer ``vmap`` that batches an element of the key (a loop counter frozen per example by a
 batched ``while``, an index argument mapped by the outer vmap) cannot batch that logic; it does
-not need to. Per outer example ``b`` and inner example ``c`` the call is the same per-example
-indexing, so the two batch axes are merged into one (``batch_merge``: ``(B_outer * B_inner, ...)``,
-an operand batched by one level only is broadcast along the other), the same helper runs once on
-the merged batch, and its result is split again (``batch_split``: ``(B_outer, B_inner, ...)``)::
+not need to (nor where it leaves the key alone: a body batched then hands a third vmap that logic).
+Per outer example ``b`` and inner example ``c`` the call is the same per-example indexing, so the
+two batch axes are merged into one (``batch_merge``: ``(B_outer * B_inner, ...)``, an operand
+batched by one level only is broadcast along the other), the same helper runs once on the merged batch,
+and its result is split again (``batch_split``: ``(B_outer, B_inner, ...)``)::
 
     getitem_dot = batch_getitem(x_dot, mod)          # inner: x_dot batched, mod a per-example int
 
@@ -94,7 +95,7 @@ _SPECS: dict[Any, _Spec] = {
 
 def rule(fn: Any) -> Callable[[FunctionWriter, dict[str, str], dict[str, State], int], str | None] | None:
     """The outer batching rule of a :mod:`srcjax.batched` indexing helper, None for any other function.
-    The rule gives the batched call's text, or None where it does not apply (no batched key element,
+    The rule gives the batched call's text, or None where it does not apply (a key that is not a tuple,
     a container operand): the helper's body is batched then, as any helper's."""
     spec = _SPECS.get(fn)
     if spec is None:
