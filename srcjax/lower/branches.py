@@ -18,8 +18,9 @@ import numpy as np
 
 from .. import pytree
 from ..adjoint import UNSET
-from ..core import DTypeError, ShapedArray, TranspileError
+from ..core import DTypeError, ShapedArray, ShapeError, TranspileError
 from ..frontend.names import assigned_names
+from ..frontend.read import is_generated
 from .hlo import HloValue
 from .regions import (
     check_containers,
@@ -34,6 +35,11 @@ from .values import Undefined, aval_of_static, join_avals, same_static
 
 if TYPE_CHECKING:  # annotations only: the specializer imports this module, not the other way round
     from .specialize import Specializer
+
+
+def _derivative_code(sp: Specializer) -> bool:
+    """Whether the function being run is a derivative srcjax wrote (its names are srcjax's, not the user's)."""
+    return bool(sp.fn_stack) and is_generated(sp.fn_stack[-1].fn)
 
 
 def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
@@ -130,8 +136,19 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
                 f"{labels[j]} is {odd!r} on one branch and something else on another; a value decided by array "
                 "data must be an array or a number"))
             continue
+        try:
+            joined = join_avals([a for a in vavals if a is not None], labels[j])
+        except (DTypeError, ShapeError) as e:
+            if not _derivative_code(sp):
+                raise  # (the user's name: the error at the `if`)
+            # an error where it is read after the `if`: derivative code binds a cotangent (and its temporaries) in a
+            # branch on a test its tape holds, and reads it in that branch alone (a batched cotangent on one path
+            # and, summed to the unbatched value a branch broadcast, not batched on the other: `x_bar_dot` of
+            # grad(lambda x: np.sum(hessian(f)(x) @ x)) through an `if` on data, f64[3,3] and f64[3])
+            result[j] = Undefined(labels[j], "an `if` on array data", message=e.message)
+            continue
         dyn.append(j)
-        avals.append(join_avals([a for a in vavals if a is not None], labels[j]))
+        avals.append(joined)
     for k, lines in enumerate(regions):
         with sp.b.region(lines):
             outs_k = []
