@@ -180,8 +180,9 @@ def batch_shape(x: Any) -> Any:
     return lead + ((0,) if is_tree(x) else np.shape(x)[1:])
 
 
-def batch_size_of(x: Any) -> Any:
-    """The batch size of a batched value: its first leaf's leading axis; None for ``UNSET`` or ``None``
+def batch_size_of(x: Any, axis: int = 0) -> Any:
+    """The batch size of a batched value: its first leaf's leading axis (``axis``: another, the inner batch axis of a
+    value batched twice, transforms/batch_nested.py); None for ``UNSET`` or ``None``
     (a derivative's value not bound yet, which a batched helper passes on as it is), and for an empty container
     or one whose leaves are all None (no leaf tells it: an empty tape saved, integer leaves' cotangents)."""
     if x is UNSET or x is None:
@@ -192,7 +193,7 @@ def batch_size_of(x: Any) -> Any:
         while k < len(keys) - 1 and (tree_get(x, keys[k]) is None or tree_get(x, keys[k]) is UNSET):
             k = k + 1  # (an integer leaf's cotangent: None; a tape's value not computed on this path: UNSET)
         x = tree_get(x, keys[k]) if keys else None
-    return None if x is None or x is UNSET else np.shape(x)[0]
+    return None if x is None or x is UNSET else np.shape(x)[axis]
 
 
 def batch_size_of_any(xs: Any) -> int:

@@ -89,3 +89,31 @@ def test_hessian_of_a_list_of_dicts_through_merged_index_writes() -> None:
         assert len(leaves) == len(want)
         for a, b in zip(leaves, want):
             _agree(a, b)
+
+
+def _over_a_list(x: Any, y: Any) -> Any:
+    v1 = np.sum(x * x) + np.sum(y * x)
+    ls = [v1, v1 * 2.0]
+    v3 = 0.0
+    for e in ls:
+        v3 = v3 + e * e
+    return v3 * np.sum(y)
+
+
+def _over_a_list_jax(x: Any, y: Any) -> Any:
+    v1 = jnp.sum(x * x) + jnp.sum(y * x)
+    v3 = 0.0
+    for e in [v1, v1 * 2.0]:
+        v3 = v3 + e * e
+    return v3 * jnp.sum(y)
+
+
+def test_vmap_of_jacrev_of_jacfwd_reading_a_lists_cotangent() -> None:
+    """Seed 1824's class: the cotangent of a list read at a key jacrev's vmap leaves alone, merged there: its inner
+    batch size is its first leaf's (``batch_size_of(ls_bar, 1)``; ``np.shape`` of the list stacked its items:
+    "cannot reshape array of shape (2, 3, 3) into shape (4, 3)"; on main, "cannot batch 'item_key(key, flags)'")."""
+    x, y = np.random.default_rng(5).standard_normal((2, 3)), np.random.default_rng(6).standard_normal((2, 3))
+    fn = srcjax.vmap(srcjax.jacrev(srcjax.jacfwd(_over_a_list)))
+    want = jax.vmap(jax.jacrev(jax.jacfwd(_over_a_list_jax)))(x, y)
+    _agree(fn(x, y), want)
+    _agree(srcjax.numpy_function(fn)(x, y), want)

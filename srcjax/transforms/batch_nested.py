@@ -157,8 +157,8 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
         if not source:
             return None
         t, o = source[0]
-        inner_size = w.names.fresh("inner_size")
-        w.emit(f"{inner_size} = np.shape({t})[{1 if o else 0}]", ind)
+        inner_size = w.names.fresh("inner_size")  # (of its first leaf: an operand may be a list, a cotangent)
+        w.emit(f"{inner_size} = batch_size_of({t}{', 1' if o else ''})", ind)
 
     def merge(text: str, o: bool, i: bool) -> str:
         if not (o or i):
