@@ -137,6 +137,8 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     elems = _key_elements(w, key)
     if elems is None:  # (a key the outer vmap leaves alone is merged too: a body batched here would hand a third
         return None  # vmap its Python logic on the key, `item_key(key, flags)`, with the key batched then)
+    if not any(b for _, b in elems) and not (key.lstrip().startswith("(") and parts_of(key) is not None):
+        return None  # (unless it is a name that may hold a whole tuple of slices: `(key,)` would nest it)
     inner_flags = _literal(args.get(spec.flags)) if spec.flags is not None else None
     if inner_flags is ...:
         return None
