@@ -75,7 +75,7 @@ def _dense_sum(params: Any, x: Any) -> Any:
 
 def test_hessian_of_a_list_of_dicts_through_merged_index_writes() -> None:
     """``hessian`` of a function of a list of dicts: the cotangent of ``params[0]["b"]`` is written into a dict by
-    ``batch_index_add``, which jacfwd's vmap now merges (its key left alone) and splits again item by item
+    ``batch_index_add``; where jacfwd's vmap merges such a call (its key left alone), it splits it again item by item
     (``batch_split`` of the dict: was "tuple index out of range" in the generated source run by NumPy)."""
     rng = np.random.default_rng(4)
     params, x = [{"w": rng.standard_normal((3, 2)), "b": rng.standard_normal(2)}], rng.standard_normal((4, 3))
