@@ -1,8 +1,10 @@
 """Linear helpers of batched source whose derivatives are written from rules, never from their bodies
 (:func:`srcjax.core.linear_params`; reverse mode: transforms/linear_calls.py; a second vmap:
-transforms/batch_nested.py): :func:`batch_summed_items` sums over the batch axis leaf by leaf (the cotangent of a
-value repeated along the batch, ``batch_broadcast_items``); the transposes of ``batch_unbroadcast``,
-``batch_broadcast_like`` and ``batch_expand_reduced`` (``*_bar``: each one's own transpose is the helper again);
+transforms/batch_nested.py): :func:`batch_broadcast`, :func:`batch_broadcast_items` and
+:func:`batch_broadcast_parts` repeat values along a new batch axis (an array, a container's leaves, its items that
+flags mark), :func:`batch_summed_items` and :func:`batch_broadcast_parts_bar` sum their cotangents over it; the
+transposes of ``batch_unbroadcast``, ``batch_broadcast_like`` and ``batch_expand_reduced`` (``*_bar``: each one's
+own transpose is the helper again);
 :func:`batch_merge` and :func:`batch_split`, the two batch axes of a vmap of batched source merged into one and
 split again, and the merge's transpose. Generated batched code imports them from :mod:`srcjax.batched`, which
 re-exports them."""
@@ -36,6 +38,67 @@ def batch_summed_items(g: Any, x: Any, bx: bool) -> Any:
         return out
     return unbroadcast(g, x)
 
+
+@linear_params("x")
+@index_params("n")
+def batch_broadcast(x: Any, n: int) -> Any:
+    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` and an empty tuple, a carry's
+    ``key = ()``, stay). Not a container: its writers call batch_broadcast_items (reverse mode inlines this one)."""
+    if x is UNSET:
+        return x
+    if is_tree(x):
+        if len(x) == 0:
+            return x
+    # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
+    # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
+    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))
+
+
+@index_params("n")
+def batch_broadcast_items(x: Any, n: int) -> Any:
+    """A list or tuple (of arrays, or of such lists and tuples: a derivative tape, a cotangent of a
+    nested tuple) with every array repeated along a new batch axis; an array itself otherwise
+    (``UNSET`` and ``None`` stay as they are)."""
+    if x is UNSET or x is None:
+        return x
+    if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
+        out = x
+        for k in item_keys(x):
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
+        return out
+    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))  # (a Python number stays weak: batch_broadcast)
+
+
+@index_params("flags", "n")
+def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
+    """A tuple or list with the items ``flags`` marks repeated along a new batch axis (each as
+    :func:`batch_broadcast_items`), the others as they are (a dict: ``flags`` a dict by its keys); ``UNSET`` (a
+    name a branch join makes a container of, bound on the other path only) and ``None`` stay as they are."""
+    if x is UNSET or x is None:
+        return x
+    out = x
+    for k, f in flags.items() if isinstance(flags, dict) else zip(item_keys(x), flags):
+        if f:
+            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
+    return out
+
+
+@linear_params("c", shape=("x",))
+@index_params("flags", "n")
+def batch_broadcast_parts_bar(c: Any, x: Any, flags: Any, n: int) -> Any:
+    """``x``'s cotangent in ``batch_broadcast_parts(x, flags, n)`` from the result's, ``c``: the items ``flags``
+    marks summed over the batch axis (:func:`batch_summed_items`), the others as they are: the helper's transpose,
+    reverse mode's rule for it (transforms/linear_calls.py; its body differentiated unbroadcast an integer item's
+    cotangent to the item's batched shape), whose own is ``batch_broadcast_parts`` again (``n``: for it)."""
+    if x is UNSET:
+        return UNSET
+    if x is None or c is None or c is UNSET:
+        return c
+    out = c
+    for k, f in flags.items() if isinstance(flags, dict) else zip(item_keys(x), flags):
+        if f:
+            out = index_update(out, k, batch_summed_items(tree_get(c, k), tree_get(x, k), False))
+    return out
 
 
 @linear_params("c", shape=("g",))
@@ -111,7 +174,16 @@ def batch_merge(v: Any, outer_batched: bool, inner_batched: bool, outer: int, in
 @linear_params("v")
 @index_params("outer")
 def batch_split(v: Any, outer: int) -> Any:
-    """:func:`batch_merge` undone: a merged batch axis split into the outer and the inner one."""
+    """:func:`batch_merge` undone: a merged batch axis split into the outer and the inner one (a container, a
+    cotangent of a dict an indexing helper wrote into on the merged batch: leaf by leaf; None, and a flag such a
+    helper returns for a container, ``batch_winning_writes``' True, stay)."""
+    if v is None or v is UNSET or not is_tree(v) and np.ndim(v) == 0:
+        return v
+    if is_tree(v):
+        out = v
+        for k in item_keys(v):
+            out = index_update(out, k, batch_split(tree_get(v, k), outer))
+        return out
     return np.reshape(v, (outer, np.shape(v)[0] // outer) + np.shape(v)[1:])
 
 

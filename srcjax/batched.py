@@ -28,10 +28,15 @@ from .adjoint import (
     index_cleared,
     pack_like,
     unbroadcast,
+    zeros_like,
 )
 from .batch_keys import batch_keys  # noqa: F401  (generated batched code imports it)
 from .batch_sums import (  # noqa: F401  (generated batched code imports them from here)
+    batch_broadcast,
+    batch_broadcast_items,
     batch_broadcast_like_bar,
+    batch_broadcast_parts,
+    batch_broadcast_parts_bar,
     batch_expand_reduced_bar,
     batch_merge,
     batch_merge_bar,
@@ -74,6 +79,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_reduce_window", "batch_ppermute", "batch_pack_like", "batch_broadcast_parts", "batch_unpacked",
     "batch_merge", "batch_split", "batch_static", "batch_keys", "batch_summed_items", "batch_index_add_bar",
     "batch_unbroadcast_bar", "batch_broadcast_like_bar", "batch_expand_reduced_bar", "batch_merge_bar",
+    "batch_broadcast_parts_bar", "batch_index_bar", "batch_index_update_bar",
 ]
 
 
@@ -112,47 +118,6 @@ def batch_tree_add(a: Any, b: Any) -> Any:
             out = index_update(out, k, batch_tree_add(tree_get(a, k), tree_get(b, k)))
         return out
     return batch_align_b(a, b) + batch_align_b(b, a)
-
-
-@linear_params("x")
-def batch_broadcast(x: Any, n: int) -> Any:
-    """An unbatched array (or number) repeated along a new batch axis (``UNSET`` and an empty tuple, a carry's
-    ``key = ()``, stay). Not a container: its writers call batch_broadcast_items (reverse mode inlines this one)."""
-    if x is UNSET:
-        return x
-    if is_tree(x):
-        if len(x) == 0:
-            return x
-    # (broadcast_like to a bool array keeps a Python number weakly typed per example, as it is unbatched:
-    # np.broadcast_to makes `s = 0.0` a float64 array, and a loop carrying it promoted float32 work to float64)
-    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))
-
-
-def batch_broadcast_items(x: Any, n: int) -> Any:
-    """A list or tuple (of arrays, or of such lists and tuples: a derivative tape, a cotangent of a
-    nested tuple) with every array repeated along a new batch axis; an array itself otherwise
-    (``UNSET`` and ``None`` stay as they are)."""
-    if x is UNSET or x is None:
-        return x
-    if is_tree(x):  # a dict, tuple, list, NamedTuple, dataclass: the same kind of container, item by item
-        out = x
-        for k in item_keys(x):
-            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))  # (differentiable: linear)
-        return out
-    return broadcast_like(x, np.zeros((n,) + np.shape(x), dtype=bool))  # (a Python number stays weak: batch_broadcast)
-
-
-def batch_broadcast_parts(x: Any, flags: Any, n: int) -> Any:
-    """A tuple or list with the items ``flags`` marks repeated along a new batch axis (each as
-    :func:`batch_broadcast_items`), the others as they are (a dict: ``flags`` a dict by its keys); ``UNSET`` (a
-    name a branch join makes a container of, bound on the other path only) and ``None`` stay as they are."""
-    if x is UNSET or x is None:
-        return x
-    out = x
-    for k, f in flags.items() if isinstance(flags, dict) else zip(item_keys(x), flags):
-        if f:
-            out = index_update(out, k, batch_broadcast_items(tree_get(x, k), n))
-    return out
 
 
 def batch_pack_like(x: Any, items: Any, bx: bool, n: int) -> Any:
@@ -215,8 +180,9 @@ def batch_shape(x: Any) -> Any:
     return lead + ((0,) if is_tree(x) else np.shape(x)[1:])
 
 
-def batch_size_of(x: Any) -> Any:
-    """The batch size of a batched value: its first leaf's leading axis; None for ``UNSET`` or ``None``
+def batch_size_of(x: Any, axis: int = 0) -> Any:
+    """The batch size of a batched value: its first leaf's leading axis (``axis``: another, the inner batch axis of a
+    value batched twice, transforms/batch_nested.py); None for ``UNSET`` or ``None``
     (a derivative's value not bound yet, which a batched helper passes on as it is), and for an empty container
     or one whose leaves are all None (no leaf tells it: an empty tape saved, integer leaves' cotangents)."""
     if x is UNSET or x is None:
@@ -227,7 +193,7 @@ def batch_size_of(x: Any) -> Any:
         while k < len(keys) - 1 and (tree_get(x, keys[k]) is None or tree_get(x, keys[k]) is UNSET):
             k = k + 1  # (an integer leaf's cotangent: None; a tape's value not computed on this path: UNSET)
         x = tree_get(x, keys[k]) if keys else None
-    return None if x is None or x is UNSET else np.shape(x)[0]
+    return None if x is None or x is UNSET else np.shape(x)[axis]
 
 
 def batch_size_of_any(xs: Any) -> int:
@@ -347,7 +313,11 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
 
 def batch_select_items(c: Any, a: Any, b: Any) -> Any:
     """:func:`batch_select` of values that may be containers (a cotangent of a dict of parameters):
-    leaf by leaf (its own function: reverse mode writes ``batch_select`` out in branches on data)."""
+    leaf by leaf (its own function: reverse mode writes ``batch_select`` out in branches on data). None (the
+    cotangent of an integer leaf, ``pack_like``'s) is a zero beside an array, None beside None."""
+    if a is None or b is None:
+        return None if a is None and b is None else batch_select(c, zeros_like(b) if a is None else a,
+                                                                 zeros_like(a) if b is None else b)
     if not is_tree(a) or b is UNSET:
         return batch_select(c, a, b)
     out = a
@@ -719,6 +689,7 @@ def batch_index_update(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool,
     return np.reshape(index_update(x2, key2, value2), (n,) + (np.shape(x)[1:] if bx else np.shape(x)))
 
 
+@linear_params("g", shape=("x",))
 def batch_index_cleared(g: Any, key: Any, x: Any, n: int, bg: bool, bx: bool, flags: Any) -> Any:
     """``index_cleared(g, x, key)`` (``index_update``'s cotangent for ``x``) per example."""
     if is_tree(g):
@@ -755,6 +726,30 @@ def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
     if g is None or is_tree(g):
         return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), v, bv)
     return batch_summed_items(batch_unbroadcast(batch_index(g, key, True, flags), v, True, bv), v, bv)
+
+
+# The transposes of the other indexing helpers (reverse mode's rules: transforms/linear_calls.py), whose bodies' Python
+# logic on a key an outer vmap cannot batch once it maps the key (vmap(vjp(vmap(f))) of `x[k] = v` at a data index)
+
+
+@linear_params("g", shape=("x",))
+def batch_index_bar(g: Any, key: Any, x: Any, bx: bool, flags: Any) -> Any:
+    """``x``'s cotangent in ``batch_index(x, key, bx, flags)`` from the result's, ``g`` (batched): per example ``g``
+    added at ``key`` into zeros (one scatter-add), summed over the batch where ``x`` was not batched."""
+    if g is None or is_tree(x) and len(key) == 1:  # (a container's item: its cotangent at that item)
+        return None if g is None else index_add(zeros_like(x), key[0], g)
+    z = batch_index_add(zeros_like(x), key, g, np.shape(g)[0], bx, True, flags)
+    return batch_summed_items(z, x, bx)
+
+
+@linear_params("g", shape=("x", "value"))
+def batch_index_update_bar(g: Any, key: Any, x: Any, value: Any, n: int, bx: bool, bv: bool, flags: Any) -> Any:
+    """``value``'s cotangent in ``batch_index_update(x, key, value, n, bx, bv, flags)``: per example ``g[key]`` at the
+    writes that landed (:func:`batch_winning_writes`; zero at those a repeated index overwrote), summed to it."""
+    if g is None or is_tree(g):
+        return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), value, bv)
+    read = np.where(batch_winning_writes(x, key, n, bx, flags), batch_index(g, key, True, flags), 0.0)
+    return batch_summed_items(batch_unbroadcast(read, value, True, bv), value, bv)
 
 
 @linear_params("g", shape=("x",))

@@ -59,12 +59,9 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "a derivative of a derivative: a helper of the inner one checks values inside the branch",
 )
 
-# Internal errors met and not fixed yet, each with a strict xfail below: vmap of a derivative of vmapped code, where
-# the derivative went through the bodies of srcjax.batched's helpers (their Python logic on index keys and trees),
-# which the outer vmap cannot batch. Loud (a BatchingError or an IndexError), never a different number.
-KNOWN_INTERNAL: tuple[str, ...] = (
-    "vmap: cannot batch 'not any(_is_array_index(e) for e in key) and not batched'",  # vmap(vjp(vmap)) (seed 36)
-)
+# Internal errors met and not fixed yet, each with a strict xfail below (none now: vmap(vjp(vmap(f))) through an index
+# update at a data key, seed 36, runs since the index helpers' cotangents are written from rules).
+KNOWN_INTERNAL: tuple[str, ...] = ()
 
 _DTYPES = {"f64": np.float64, "f32": np.float32}
 
@@ -620,7 +617,7 @@ def test_grad_of_a_loop_over_a_name_bound_to_an_iterator() -> None:
     _agree(srcjax.numpy_function(g)(x, (1, 2)), want, "the generated source under NumPy", 1e-12)
 
 
-# -- open: vmap of a derivative of vmapped code through srcjax.batched's helpers (KNOWN_INTERNAL) -----------------
+# -- vmap of a derivative of vmapped code through srcjax.batched's index helpers ---------------------------------------
 
 def _set_at_a_data_index(x: Any, y: Any) -> Any:
     k = np.argmax(y) % 3
@@ -646,12 +643,27 @@ def _jacrev_of_moved_out_axes(x: Any, y: Any) -> Any:
     return srcjax.jacrev(srcjax.vmap(_scaled, in_axes=(None, 0), out_axes=1))(x, y)
 
 
-@pytest.mark.xfail(strict=True, reason="vmap of a vjp of vmapped code differentiates srcjax.batched's index "
-                                       "helpers' bodies, whose key logic the outer vmap cannot batch (seed 36)")
 def test_vmap_of_a_vjp_of_a_vmapped_index_update() -> None:
+    """``vmap(vjp(vmap(f)))`` of ``w[:, k] += 1.0`` at a data index (seed 36's class, was a strict xfail: "vmap:
+    cannot batch 'not any(_is_array_index(e) for e in key) and not batched'"): reverse mode differentiated the body
+    of the inner vmap's index helpers, whose key logic the outer vmap cannot batch. Their cotangents are written
+    from rules now (transforms/linear_calls.py), which the outer vmap batches by theirs (transforms/batch_nested).
+    Against jax and the generated source run by NumPy."""
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 2, 3)), rng.standard_normal((2, 2, 2, 3))
-    srcjax.vmap(_pulled_back_mapped)(x, y)
+    g = srcjax.vmap(_pulled_back_mapped)
+
+    def twin(a: Any, b: Any) -> Any:
+        w = (b * 1.0).at[:, jnp.argmax(b) % 3].add(1.0)
+        return jnp.sum(w * w) * a
+
+    def pulled(a: Any, b: Any) -> Any:
+        out, back = jax.vjp(_ref_vmap(twin), a, b)
+        return back(jnp.ones_like(out))[1]
+
+    want = _ref_vmap(pulled)(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
 
 
 def test_vmap_of_a_jvp_of_a_vmapped_index_update() -> None:

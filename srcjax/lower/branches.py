@@ -18,7 +18,7 @@ import numpy as np
 
 from .. import pytree
 from ..adjoint import UNSET
-from ..core import DTypeError, ShapedArray, TranspileError
+from ..core import DTypeError, ShapedArray, ShapeError, TranspileError
 from ..frontend.names import assigned_names
 from ..frontend.read import is_generated
 from .hlo import HloValue
@@ -138,12 +138,13 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             continue
         try:
             joined = join_avals([a for a in vavals if a is not None], labels[j])
-        except DTypeError as e:
+        except (DTypeError, ShapeError) as e:
             if not _derivative_code(sp):
                 raise  # (the user's name: the error at the `if`)
             # an error where it is read after the `if`: derivative code binds a cotangent (and its temporaries) in a
             # branch on a test its tape holds, and reads it in that branch alone (hunt22's nbody_loops at float32:
-            # `add_1_bar` float32 on one path and float64 on another, where a float64 `np.zeros(2)` met float32)
+            # `add_1_bar` float32 on one path, float64 on another; `x_bar_dot` of grad(lambda x: np.sum(hessian(f)(x)
+            # @ x)) through an `if` on data: batched f64[3,3] on one path, summed to f64[3] on the other)
             result[j] = Undefined(labels[j], "an `if` on array data", message=e.message)
             continue
         dyn.append(j)

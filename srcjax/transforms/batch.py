@@ -481,8 +481,8 @@ class FunctionWriter:
             if expr != name:  # (`out = out`: a container batched already, bound above)
                 self.emit(f"{name} = {expr}", ind)
             self.bind(name, st)
-            if type(value) is cst.Call and code(value.func).rsplit(".", 1)[-1] == "from_leaves":
-                self.trees.add(name)  # (a container whatever its state: a join selects it item by item)
+            if type(value) is cst.Call and code(value.func).rsplit(".", 1)[-1] in ("from_leaves", "pack_like"):
+                self.trees.add(name)  # (a container whatever its state, maybe: a join selects it item by item)
             batch_containers.note_tree(self, name, expr)
             return
         if isinstance(target, (cst.Tuple, cst.List)) and not all(type(e.value) is cst.Name for e in target.elements) \

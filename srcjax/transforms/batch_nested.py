@@ -6,10 +6,11 @@ Batched source (a ``jacfwd``'s batched JVP, a vmap inside a vmap) calls ``batch_
 logic on the key's elements.
 An outer ``vmap`` that batches an element of the key (a loop counter frozen per example by a
 batched ``while``, an index argument mapped by the outer vmap) cannot batch that logic; it does
-not need to. Per outer example ``b`` and inner example ``c`` the call is the same per-example
-indexing, so the two batch axes are merged into one (``batch_merge``: ``(B_outer * B_inner, ...)``,
-an operand batched by one level only is broadcast along the other), the same helper runs once on
-the merged batch, and its result is split again (``batch_split``: ``(B_outer, B_inner, ...)``)::
+not need to (nor where it leaves the key alone: a body batched then hands a third vmap that logic).
+Per outer example ``b`` and inner example ``c`` the call is the same per-example indexing, so the
+two batch axes are merged into one (``batch_merge``: ``(B_outer * B_inner, ...)``, an operand
+batched by one level only is broadcast along the other), the same helper runs once on the merged batch,
+and its result is split again (``batch_split``: ``(B_outer, B_inner, ...)``)::
 
     getitem_dot = batch_getitem(x_dot, mod)          # inner: x_dot batched, mod a per-example int
 
@@ -46,11 +47,15 @@ class _Spec:
     """Where a helper's operands, key and flags are: ``operands`` (parameter, parameter of its inner
     ``batched`` flag, or True: always batched), ``size`` (the parameter holding the inner batch size),
     ``flags`` (the parameter of the key elements' flags); ``keyed``: False for a helper without a key
-    (``batch_take``: its other parameters are static, passed on as they are)."""
+    (``batch_take``: its other parameters are static, passed on as they are); ``summed``: the operand a
+    transpose's result is summed to over the batch where it is not batched (``batch_index_bar``'s ``x``):
+    merged batched at both levels, the result summed over the inner level after the split where the inner
+    vmap did not batch it."""
 
     def __init__(self, call: str, operands: tuple[tuple[str, str | bool], ...], size: str | None,
-                 flags: str | None, keyed: bool = True) -> None:
+                 flags: str | None, keyed: bool = True, summed: str | None = None) -> None:
         self.call, self.operands, self.size, self.flags, self.keyed = call, operands, size, flags, keyed
+        self.summed = summed
 
 
 _SPECS: dict[Any, _Spec] = {
@@ -76,6 +81,14 @@ _SPECS: dict[Any, _Spec] = {
                                                 False),
     batched_helpers.batch_expand_reduced_bar: _Spec("batch_expand_reduced_bar", (("c", True), ("g", "bg")), None,
                                                     None, False),
+    # the indexing helpers' transposes (reverse mode's rules for them: transforms/linear_calls.py)
+    batched_helpers.batch_index_bar: _Spec("batch_index_bar", (("g", True), ("x", "bx")), None, "flags",
+                                           summed="x"),
+    batched_helpers.batch_index_add_bar: _Spec("batch_index_add_bar", (("g", True), ("v", "bv")), None, "flags",
+                                               summed="v"),
+    batched_helpers.batch_index_update_bar: _Spec("batch_index_update_bar", (("g", True), ("x", "bx"),
+                                                                             ("value", "bv")), "n", "flags",
+                                                  summed="value"),
     batched_helpers.batch_align: _Spec("batch_align", (("x", True),), None, None, False),
     batched_helpers.batch_align_b: _Spec("batch_align_b", (("x", True), ("y", True)), None, None, False),
 }
@@ -94,8 +107,8 @@ _LEADING: dict[Any, tuple[str, tuple[str, ...]]] = {
 
 def rule(fn: Any) -> Callable[[FunctionWriter, dict[str, str], dict[str, State], int], str | None] | None:
     """The outer batching rule of a :mod:`srcjax.batched` indexing helper or a Jacobian's helper, None for any
-    other function. The rule gives the batched call's text, or None where it does not apply (no batched key
-    element, a container operand): the helper's body is batched then, as any helper's."""
+    other function. The rule gives the batched call's text, or None where it does not apply (a key that is not a
+    tuple, a container operand): the helper's body is batched then, as any helper's."""
     leading = _LEADING.get(fn)
     if leading is not None:
         return lambda w, args, states, ind: _leading(fn, *leading, args, states)
@@ -147,8 +160,10 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     if key is None:
         return None
     elems = _key_elements(w, key)
-    if elems is None or not any(b for _, b in elems):
-        return None
+    if elems is None:  # (a key the outer vmap leaves alone is merged too: a body batched here would hand a third
+        return None  # vmap its Python logic on the key, `item_key(key, flags)`, with the key batched then)
+    if not any(b for _, b in elems) and not (key.lstrip().startswith("(") and parts_of(key) is not None):
+        return None  # (unless it is a name that may hold a whole tuple of slices: `(key,)` would nest it)
     inner_flags = _literal(args.get(spec.flags)) if spec.flags is not None else None
     if inner_flags is ...:
         return None
@@ -169,8 +184,8 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
         if not source:
             return None
         t, o = source[0]
-        inner_size = w.names.fresh("inner_size")
-        w.emit(f"{inner_size} = np.shape({t})[{1 if o else 0}]", ind)
+        inner_size = w.names.fresh("inner_size")  # (of its first leaf: an operand may be a list, a cotangent)
+        w.emit(f"{inner_size} = batch_size_of({t}{', 1' if o else ''})", ind)
 
     def merge(text: str, o: bool, i: bool) -> str:
         if not (o or i):
@@ -185,12 +200,21 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
         w.emit(f"{name} = batch_merge({text}, {o}, {i}, {outer}, {inner_size})", ind)
         return name
 
-    new_ops = [merge(t, o, i) for t, o, i in operands]
-    new_flags = [o or i for _, o, i in operands]
+    def merged_operand(p: str, text: str, o: bool, i: bool) -> str:
+        if p != spec.summed or o or i:
+            return merge(text, o, i)
+        name = w.names.fresh("batch_merge")  # (batched at neither level: broadcast along both, summed after)
+        w.emit(f"{name} = batch_merge({text}, False, False, {outer}, {inner_size})", ind)
+        return name
+
+    new_ops = [merged_operand(p, t, o, i) for (p, _), (t, o, i) in zip(spec.operands, operands)]
+    new_flags = [o or i or p == spec.summed for (p, _), (_, o, i) in zip(spec.operands, operands)]
     key_m = [merge(e, o, i) for (e, o), i in zip(elems, inner_flags)]
     key_flags = tuple(o or i for (_, o), i in zip(elems, inner_flags))
     key_text = "(" + ", ".join(key_m) + ",)"
     size_m = f"{outer} * {inner_size}"
+    if spec.summed is not None:
+        return _merged_transpose(w, spec, args, new_ops, new_flags, key_text, key_flags, size_m, operands, ind)
     if spec.call == "batch_index":
         call = f"batch_index({new_ops[0]}, {key_text}, {new_flags[0]}, {key_flags})"
     elif spec.call == "batch_winning_writes":
@@ -203,6 +227,28 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     out = w.names.fresh(spec.call)
     w.emit(f"{out} = {call}", ind)
     return f"batch_split({out}, {outer})"
+
+
+def _merged_transpose(w: FunctionWriter, spec: _Spec, args: dict[str, str], new_ops: list[str], new_flags: list[bool],
+                      key_text: str, key_flags: tuple[bool, ...], size_m: str, operands: list[tuple[str, bool, bool]],
+                      ind: int) -> str:
+    """A transpose (``spec.summed``) called once on the merged batch, its parameters in the signature's order; the
+    result split again, and summed over the inner level where the inner vmap did not batch the operand."""
+    fn = next(f for f, s in _SPECS.items() if s is spec)
+    new = dict(args)
+    for (p, flag), text, batched in zip(spec.operands, new_ops, new_flags):
+        new[p] = text
+        if isinstance(flag, str):
+            new[flag] = str(batched)
+    new["key"] = key_text
+    if spec.flags is not None:
+        new[spec.flags] = str(key_flags)
+    if spec.size is not None:
+        new[spec.size] = size_m
+    out = w.names.fresh(spec.call)
+    w.emit(f"{out} = {spec.call}({', '.join(new[p] for p in inspect.signature(fn).parameters)})", ind)
+    inner = next(i for (p, _), (_, _, i) in zip(spec.operands, operands) if p == spec.summed)
+    return f"batch_split({out}, {w.size})" if inner else f"np.sum(batch_split({out}, {w.size}), axis=1)"
 
 
 def _merged_plain(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[str, State],

@@ -34,11 +34,23 @@ if TYPE_CHECKING:
     from ..frontend.program import Program
     from .anf import Op
 
+_CLEARED = "batch_index_cleared(out_bar, key, x, n, True, bx, flags)"  # (the result's cotangent, written slots zero)
+
 # helper -> {parameter: the template of its cotangent}
 RULES: dict[Any, dict[str, str]] = {
     batched.batch_broadcast_items: {"x": "batch_summed_items(out_bar, x, False)"},
+    # a container's items that flags mark repeated along the batch (its body's tape met an integer item)
+    batched.batch_broadcast_parts: {"x": "batch_broadcast_parts_bar(out_bar, x, flags, n)"},
+    batched.batch_broadcast_parts_bar: {"c": "batch_broadcast_parts(out_bar, flags, n)"},
     batched.batch_index_add: {"z": "batch_summed_items(out_bar, z, bz)",
                               "g": "batch_index_add_bar(out_bar, key, g, bg, flags)"},
+    # gathers and writes at a key (per example): their transposes (srcjax/batched.py), which an outer vmap batches
+    # with the rules of transforms/batch_nested.py (their bodies' key logic it cannot)
+    batched.batch_index: {"x": "batch_index_bar(out_bar, key, x, bx, flags)"},
+    batched.batch_index_bar: {"g": "batch_index(out_bar, key, bx, flags)"},
+    batched.batch_index_update: {"x": f"batch_summed_items({_CLEARED}, x, bx)",
+                                 "value": "batch_index_update_bar(out_bar, key, x, value, n, bx, bv, flags)"},
+    batched.batch_index_cleared: {"g": f"batch_summed_items({_CLEARED}, g, bg)"},  # (its own transpose)
     # per-example sums and broadcasts, each pair the other's transpose (a `_bar` helper reads the result `c` of
     # the helper it transposes for its shape: batched like it; srcjax/batch_sums.py)
     batched.batch_unbroadcast: {"g": "batch_unbroadcast_bar(out_bar, g, bg)"},
@@ -111,6 +123,6 @@ def adjoint(w: Any, op: Op, g: str, lines: list[str], pad: str, defined: set[str
     for p in w.call_active(op):
         if p in templates:
             text = instantiate(templates[p], mapping)
-            if text.startswith("batch_summed_items(") and text.endswith(", True)"):  # (batched: its own cotangent)
+            if text.startswith(f"batch_summed_items({g}, ") and text.endswith(", True)"):  # (batched: its own)
                 text = g
             w.argument_parts(parse_expression(bound[p]), text, lines, pad, defined)
