@@ -600,7 +600,8 @@ class VJP:
             assert isinstance(s.value, (cst.Tuple, cst.List))
             for k, el in enumerate(s.value.elements):
                 part = parts[k] if parts is not None else f"{gexpr}[{k}]"
-                self.element_adjoint(el.value, part, lines, pad, defined)
+                if not zero_cotangents.zeros_of(part):  # (a target without a cotangent: its element's is a zero)
+                    self.element_adjoint(el.value, part, lines, pad, defined)
         elif op.kind == "tape_pop":
             self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from .anf import DifferentiationError
 if TYPE_CHECKING:
     from .reverse_ad import VJP
 
-__all__ = ["Parts", "drops_a_part", "is_zero", "loop_live", "nonzero_parts", "seed_parts", "written"]
+__all__ = ["Parts", "drops_a_part", "is_zero", "loop_live", "nonzero_parts", "seed_parts", "written", "zeros_of"]
 
 Parts = frozenset[tuple[str, ...]]  # the output parts (paths of keys as written) whose cotangent may be nonzero
 
@@ -151,3 +151,8 @@ def drops_a_part(fdef: cst.FunctionDef, nonzero: Parts) -> bool:
     if len(returns) != 1 or returns[0].value is None:
         return False
     return any(is_zero(nonzero, p) for p in _leaves(returns[0].value, ()))
+
+
+def zeros_of(g: str) -> bool:
+    """Whether the cotangent ``g`` is written as the zeros of a value (``zeros_like(item_1)``): a symbolic zero."""
+    return g.startswith("zeros_like(") and g.endswith(")") and g[len("zeros_like("):-1].isidentifier()
