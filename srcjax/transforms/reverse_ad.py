@@ -370,9 +370,8 @@ class VJP:
                 items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
                 pre: list[str] = []
                 carried = upward_exposed(s.body.body)  # read before the body assigns them: loop-carried
-                live = zero_cotangents.loop_live(s.body.body, defined)  # (others': zeros whatever the iteration)
                 for v in sorted(touched - defined - items):  # (items are rebound every iteration)
-                    if (v not in local or v in self.params or v in carried) and (v in live or v not in carried):
+                    if v not in local or v in self.params or v in carried:
                         pre.append(f"{pad}{self.bname(v)} = zeros_like({v})")
                         inner.add(v)
                 start = set(inner)
@@ -600,8 +599,7 @@ class VJP:
             assert isinstance(s.value, (cst.Tuple, cst.List))
             for k, el in enumerate(s.value.elements):
                 part = parts[k] if parts is not None else f"{gexpr}[{k}]"
-                if not zero_cotangents.zeros_of(part):  # (a target without a cotangent: its element's is a zero)
-                    self.element_adjoint(el.value, part, lines, pad, defined)
+                self.element_adjoint(el.value, part, lines, pad, defined)
         elif op.kind == "tape_pop":
             self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
@@ -836,7 +834,6 @@ HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
 def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
                helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
                max_iters: int | None = None, nonzero: zero_cotangents.Parts | None = None) -> tuple[str, str]:
-    nonzero = nonzero if nonzero is not None and zero_cotangents.drops_a_part(nf.plain_fdef, nonzero) else None
     key: Any = (nf.name, active) if nonzero is None else (nf.name, active, nonzero)
     names = helpers.get(key)
     if names is not None:

@@ -9,19 +9,17 @@ its zero parts seed no cotangent, so their pullbacks are never written."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ..frontend.names import code, names_in, parse_expression, target_names
-from ..frontend.restructure import walk
+from ..frontend.names import code, names_in, parse_expression
 from .anf import DifferentiationError
 
 if TYPE_CHECKING:
     from .reverse_ad import VJP
 
-__all__ = ["Parts", "drops_a_part", "is_zero", "loop_live", "nonzero_parts", "seed_parts", "written", "zeros_of"]
+__all__ = ["Parts", "is_zero", "nonzero_parts", "seed_parts", "written"]
 
 Parts = frozenset[tuple[str, ...]]  # the output parts (paths of keys as written) whose cotangent may be nonzero
 
@@ -111,48 +109,3 @@ def seed_parts(v: VJP, node: cst.BaseExpression, g: str, adj: list[str], defined
     elif any(n in v.act.active for n in names_in(node)):
         raise DifferentiationError(f"cannot differentiate `return {code(node)}` yet",
                                    hint="assign the result to a variable and return that")
-
-
-def loop_live(body: Sequence[Any], defined: set[str]) -> set[str]:
-    """The names whose cotangent may be nonzero in a loop's adjoint, ``defined``: those with a cotangent after the
-    loop. A statement passes its targets' cotangents to every name it reads (an over-approximation), to a fixed
-    point over the body's iterations; a loop-carried array outside it gets no cotangent in the loop at all
-    (``PE[i + 1] = energy(...)[1]`` where only ``KE`` is differentiated: its zeros would meet the helper's
-    derivatives as arrays, ``0 * inf``)."""
-    live = set(defined)
-    stmts = [st for st, _ in walk(body) if not isinstance(st, (cst.If, cst.While))]
-    while True:
-        before = len(live)
-        for st in stmts:
-            if isinstance(st, cst.Assign):
-                if any(n in live for t in st.targets for n in target_names(t.target)):
-                    live.update(names_in(st.value))
-            elif isinstance(st, cst.For):
-                if any(n in live for n in target_names(st.target)):
-                    live.update(names_in(st.iter))
-            else:  # (anything else: what it reads may get a cotangent)
-                live.update(names_in(st))
-        if len(live) == before:
-            return live
-
-
-def _leaves(node: cst.BaseExpression, path: tuple[str, ...]) -> list[tuple[str, ...]]:
-    if isinstance(node, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement) for e in node.elements):
-        return [p for k, e in enumerate(node.elements) for p in _leaves(e.value, (*path, str(k)))]
-    if isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
-        return [p for e in node.elements for p in _leaves(e.value, (*path, code(e.key)))]  # type: ignore[attr-defined]
-    return [path]
-
-
-def drops_a_part(fdef: cst.FunctionDef, nonzero: Parts) -> bool:
-    """Whether the one ``return`` of ``fdef`` (a display) has a part that ``nonzero`` makes a zero: else its backward
-    half is the one for every cotangent, and keeps its name."""
-    returns = [st for st, _ in walk(fdef.body.body) if isinstance(st, cst.Return)]
-    if len(returns) != 1 or returns[0].value is None:
-        return False
-    return any(is_zero(nonzero, p) for p in _leaves(returns[0].value, ()))
-
-
-def zeros_of(g: str) -> bool:
-    """Whether the cotangent ``g`` is written as the zeros of a value (``zeros_like(item_1)``): a symbolic zero."""
-    return g.startswith("zeros_like(") and g.endswith(")") and g[len("zeros_like("):-1].isidentifier()
