@@ -26,7 +26,7 @@ from .templates import expr
 def record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> None:
     """``origins[generated helper] = the program function it derives from`` (whose namespace it needs)."""
     if origins is not None:
-        for (fname, *_), names in helpers.items():
+        for (fname, _), names in helpers.items():
             for n in names if isinstance(names, tuple) else (names,):
                 origins[n] = fname
 

@@ -30,7 +30,7 @@ from ..frontend.names import Names, code, names_in, parse_expression, target_nam
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
-from . import custom_rules, linear_calls, loop_resets, zero_cotangents
+from . import custom_rules, linear_calls, loop_resets
 from .activity import (
     Activity,
     argument_reads,
@@ -97,8 +97,6 @@ class VJP:
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
-        self.call_zeros: dict[int, zero_cotangents.Parts] = {}  # id(a call's op) -> its cotangent's nonzero parts
-        self.nonzero: zero_cotangents.Parts | None = None  # (a helper's backward half: its output's nonzero parts)
         self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
         self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
         self.first_reads = first_reads(self.body)
@@ -721,12 +719,9 @@ class VJP:
 
     def call_names(self, op: Op) -> tuple[str, str]:
         callee, _, _ = self.call_bound(op)
-        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters,
-                          self.call_zeros.get(id(op)))
+        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters)
 
     def call_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
-        if (parts := zero_cotangents.nonzero_parts(zero_cotangents.written(g, lines, pad))) is not None:
-            self.call_zeros[id(op)] = parts  # (zero parts of the result: a backward half written without them)
         active = self.call_active(op)
         if active and linear_calls.rules(self.program, op) is not None:
             return linear_calls.adjoint(self, op, g, lines, pad, defined)
@@ -812,7 +807,22 @@ class VJP:
             if out in self.act.active:
                 self.accumulate(out, self.seed_expr or g, adj, "    ", defined)
         else:
-            zero_cotangents.seed_parts(self, node, g, adj, defined)
+            self.seed_parts(node, g, adj, defined)
+
+    def seed_parts(self, node: cst.BaseExpression, g: str, adj: list[str], defined: set[str]) -> None:
+        """``return a, {"h": h, "pair": (s, m)}``: each returned name gets its part of ``g``."""
+        if isinstance(node, cst.Name):
+            if node.value in self.act.active:
+                self.accumulate(node.value, g, adj, "    ", defined)
+        elif isinstance(node, (cst.Tuple, cst.List)):
+            for k, e in enumerate(node.elements):
+                self.seed_parts(e.value, f"{g}[{k}]", adj, defined)
+        elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
+            for de in node.elements:
+                self.seed_parts(de.value, f"{g}[{code(de.key)}]", adj, defined)  # type: ignore[attr-defined]
+        elif any(v in self.act.active for v in names_in(node)):
+            raise DifferentiationError(f"cannot differentiate `return {code(node)}` yet",
+                                       hint="assign the result to a variable and return that")
 
     def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
         """Cotangent names of the active params (zeros where nothing flowed back). With ``skip_zeros`` (helpers),
@@ -833,8 +843,8 @@ HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
                helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
-               max_iters: int | None = None, nonzero: zero_cotangents.Parts | None = None) -> tuple[str, str]:
-    key: Any = (nf.name, active) if nonzero is None else (nf.name, active, nonzero)
+               max_iters: int | None = None) -> tuple[str, str]:
+    key = (nf.name, active)
     names = helpers.get(key)
     if names is not None:
         return names
@@ -844,7 +854,6 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     helpers[key] = (fwd, bwd)
     try:
         v = VJP(program, nf, active, helpers, out_lines, max_iters)
-        v.nonzero = nonzero
         v.constants = constant_names(v.body, v.act, v.params)
         out_bar = v.names.fresh("out_bar")
         primal, adj, out, defined = v.sweeps(out_bar)
