@@ -233,7 +233,8 @@ def uses_setitem_through_view(x):
 def uses_nested_def_with_default(x):
     def inner(y, k=2):
         return y * k
-    return inner(x, 3)  # (called with the defaulted parameter: refused; `inner(x)` alone is taken)
+    args = (x, 3)
+    return inner(*args)  # (called by *args: refused; by position or keyword it is taken)
 
 
 def uses_del(x):
