@@ -181,7 +181,7 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
             pos = [code(a.value) for a in node.args if a.keyword is None]
             kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
             try:
-                bound = cprim.signature.bind(*pos, **kws)
+                bound = cprim.bind(pos, kws)
             except TypeError as e:
                 raise DifferentiationError(f"{cprim.path}(): {e}") from None
             cargs: dict[str, Any] = {}
