@@ -81,7 +81,7 @@ def _scalar_argument(x: Any) -> Any:
 
 
 @pytest.mark.parametrize(("fn", "line"), [(_reads_after_fill, "_fill(b, x)"), (_reads_after_bump, "_bump(x)"),
-                                          (_reads_after_sweeps, "_sweeps(p, 2)"),
+                                          (_reads_after_sweeps, "_bump(p)"),
                                           (_alias_read_after_fill, "c = _fill_returned(b, x)")])
 def test_a_helper_changing_an_argument_read_after_the_call_is_refused(fn: Any, line: str) -> None:
     x = np.arange(4.0)
