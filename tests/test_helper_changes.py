@@ -99,3 +99,172 @@ def test_a_helper_whose_change_the_caller_does_not_read_runs(fn: Any) -> None:
     loss = lambda x: np.sum(fn(x) ** 2)  # noqa: E731
     fd = [(loss(x + 1e-6 * e) - loss(x - 1e-6 * e)) / 2e-6 for e in np.eye(4)]
     np.testing.assert_allclose(np.asarray(srcjax.grad(loss)(x.copy())), fd, rtol=1e-6, atol=1e-6)
+
+
+# (session 43) writes the helper makes through another name, a view, a container or a NumPy function: silently
+# lost before (jit returned the caller's zeros + 1); each refused at the call now, with the helper's line
+def _through_alias(b: Any, x: Any) -> Any:
+    v = b
+    v[1:-1] = x[1:-1]
+    return 0
+
+
+def _through_slice(b: Any, x: Any) -> Any:
+    v = b[1:]
+    v[0] = x[0]
+    return 0
+
+
+def _through_reshape(b: Any, x: Any) -> Any:
+    v = b.reshape(2, 2)
+    v[0, 0] = x[0]
+    return 0
+
+
+def _through_column(b: Any, x: Any) -> Any:
+    v = b.reshape(2, 2)[:, 0]
+    v[...] = x[:2]
+    return 0
+
+
+def _through_transpose(b: Any, x: Any) -> Any:
+    v = b.T
+    v[0] = x[0]
+    return 0
+
+
+def _copyto(b: Any, x: Any) -> Any:
+    np.copyto(b, x)
+    return 0
+
+
+def _fill_method(b: Any, x: Any) -> Any:
+    b.fill(3.0)
+    return 0
+
+
+def _out_argument(b: Any, x: Any) -> Any:
+    np.multiply(x, 2.0, out=b)
+    return 0
+
+
+def _add_at(b: Any, x: Any) -> Any:
+    np.add.at(b, np.array([0, 1]), 1.0)
+    return 0
+
+
+def _nested_alias(b: Any, x: Any) -> Any:
+    v = b
+    _through_alias(v, x)
+    return 0
+
+
+def _in_a_loop_and_if(b: Any, x: Any) -> Any:
+    for i in range(2):
+        if i > 0:
+            b[i] = x[i]
+    return 0
+
+
+def _through_a_list(b: Any, x: Any) -> Any:
+    s = [b]
+    s[0][1] = 2.0
+    return 0
+
+
+def _view_argument(b: Any, x: Any) -> Any:
+    _through_alias(b[1:], x[1:])
+    return 0
+
+
+def _item_argument(b: Any, x: Any) -> Any:
+    box = [b]
+    _fill_method(box[0], x)
+    return 0
+
+
+def _aug_view(b: Any, x: Any) -> Any:
+    v = b[1:]
+    v += 1.0
+    return 0
+
+
+def _own_copy(b: Any, x: Any) -> Any:
+    b = b.copy()
+    b[0] = 5.0
+    return b
+
+
+def _keyword_only(x: Any, *, b: Any) -> Any:
+    b[0] = 7.0
+    return 0
+
+
+_WRITERS = [_through_alias, _through_slice, _through_reshape, _through_column, _through_transpose, _copyto,
+            _fill_method, _out_argument, _add_at, _nested_alias, _in_a_loop_and_if, _through_a_list, _view_argument,
+            _item_argument, _aug_view]
+
+
+def _caller_of(helper: Any) -> Any:
+    def caller(x: Any) -> Any:
+        b = np.zeros(4)
+        helper(b, x)
+        return b + 1.0
+    return caller
+
+
+def _keyword_caller(x: Any) -> Any:
+    b = np.zeros(4)
+    _keyword_only(x, b=b)
+    return b + 1.0
+
+
+def _read_in_the_same_statement(x: Any) -> Any:
+    b = np.zeros(4)
+    return _through_alias(b, x) + b
+
+
+@pytest.mark.parametrize("helper", _WRITERS, ids=lambda h: h.__name__)
+def test_a_helper_writing_through_an_alias_view_or_container_is_refused(helper: Any) -> None:
+    x = np.arange(4.0) + 1.0
+    caller = _caller_of(helper)
+    assert not np.array_equal(caller(x.copy()), np.ones(4))  # (NumPy sees the helper's change)
+    with pytest.raises(srcjax.TranspileError, match="changes the caller's array|changes in place") as e:
+        srcjax.jit(caller)(x.copy())
+    head, *rest = str(e.value).splitlines()
+    assert "test_helper_changes.py" in head and "helper(b, x)" in "\n".join(rest)
+    assert f"of {helper.__name__}" in head or helper.__name__ in head
+
+
+@pytest.mark.parametrize("fn", [_keyword_caller, _read_in_the_same_statement])
+def test_a_keyword_argument_or_a_read_in_the_calls_statement_is_refused(fn: Any) -> None:
+    with pytest.raises(srcjax.TranspileError, match="changes the caller's array"):
+        srcjax.jit(fn)(np.arange(4.0))
+
+
+def test_a_helper_changing_its_own_copy_runs() -> None:
+    fn = _caller_of(_own_copy)
+    x = np.arange(4.0)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(x.copy())), fn(x.copy()))
+
+
+# (session 43) `t *= s` in the helper on a Python number binds the helper's own name again (the caller's t is
+# unchanged): refused before wherever the caller read t after the call; an array (a 0-d one too) changes in place
+def _number_parameter(x: Any, t: Any) -> Any:
+    y = _scale(t, 3.0)
+    return x * t + y
+
+
+def test_a_helpers_augmented_assignment_to_a_number_runs_and_to_an_array_is_refused() -> None:
+    x = np.arange(3.0)
+    f = srcjax.jit(_number_parameter)
+    np.testing.assert_allclose(np.asarray(f(x, 2.0)), _number_parameter(x, 2.0))
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(f)(x, 2.0)), _number_parameter(x, 2.0))
+    g = srcjax.grad(lambda x, t: np.sum(_number_parameter(x, t)), argnums=(0, 1))(x, 2.0)
+    np.testing.assert_allclose(np.asarray(g[0]), np.full(3, 2.0))
+    np.testing.assert_allclose(float(g[1]), np.sum(x) + 9.0)  # (d/dt of sum(x * t + 3 t))
+    for t in (np.array(2.0), np.ones(3)):  # (NumPy changes the caller's t: a 0-d ndarray too)
+        assert not np.allclose(_number_parameter(x, t.copy()), _number_parameter(x, float(t.flat[0])))
+        with pytest.raises(srcjax.TranspileError, match="changes the caller's array in place") as e:
+            f(x, t)
+        assert "y = _scale(t, 3.0)" in str(e.value) and "line" in str(e.value).splitlines()[0]

@@ -140,12 +140,23 @@ _VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "s
                    "rot90"}
 
 
+_NAMED = cst.Name("_view")  # (the inner view of a view of a view, as a name: :func:`_user_view_of`)
+
+
 def _user_view_of(value: cst.BaseExpression) -> str | None:
     """The variable whose array ``value`` may be a NumPy view of: ``y.T``, ``y.reshape(-1)``,
     ``np.reshape(y, s)``, ``y[1:]``, ``y[:, None]`` (an integer index of a 1-D array is a copy, so a
-    subscript counts only with a slice, ``None`` or ``...``)."""
+    subscript counts only with a slice, ``None`` or ``...``); a view of a view too (``y.reshape(2, 2)[:, 0]``)."""
     if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
         return value.value.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "T":
+        return _user_view_of(value.value)
+    if isinstance(value, cst.Subscript) and not isinstance(value.value, cst.Name):  # (a view's view: `y.T[1:]`)
+        base = _user_view_of(value.value)
+        return base if base is not None and _user_view_of(value.with_changes(value=_NAMED)) else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            not isinstance(value.func.value, cst.Name) and value.func.attr.value in _VIEW_METHODS:
+        return _user_view_of(value.func.value)  # (`y[1:].reshape(2, 2)`)
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and any(
             isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index) and (
                 isinstance(e.slice.value, cst.Ellipsis) or
@@ -582,6 +593,7 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
         elif e.kind == "helper":  # (the helper's change is its own copy's in srcjax: the caller's keeps the old)
             same = [e.name] + sorted(n for n, o in obj.items() if e.name in obj and o == obj[e.name] and n != e.name)
+            same += [m for m, _ in _may_reach(may, obj, e.name) if m not in same]  # (`v = [b][0]; put(v, 1)`)
             if e.rebinds and e.name in obj and obj[e.name] in immutable:
                 continue  # (`t = 2.0; scale(t)`: a number is bound again in the helper, the caller's t stays)
             for m in same:
