@@ -39,10 +39,6 @@ JAX_REFUSES: tuple[str, ...] = (
     "changes the caller's array",
     # local_maxima's `for pos in np.ndindex(data.shape)` (jax.numpy has no ndindex)
     "cannot call ndindex()",
-    # wave_physics' `force[0] = force[-1] = 0, 0` then `force[which][1] += plunk`: the value written into two items
-    # is one object in Python (the same list in both, were `force` a list): an item written later is refused
-    # (frontend/nested_writes.py; for an array the items are copies, a conservative refusal)
-    "would also change 'chained' in NumPy",
     # check_mask's `np.bitwise_and(mask, vector)` with the default `mask=(1, 0, 1)`: a tuple of the function's
     # arguments (jax.numpy refuses a tuple operand too)
     "a tuple of traced values where an array goes",
