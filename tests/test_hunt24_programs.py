@@ -39,9 +39,6 @@ JAX_REFUSES: tuple[str, ...] = (
     "changes the caller's array",
     # local_maxima's `for pos in np.ndindex(data.shape)` (jax.numpy has no ndindex)
     "cannot call ndindex()",
-    # check_mask's `np.bitwise_and(mask, vector)` with the default `mask=(1, 0, 1)`: a tuple of the function's
-    # arguments (jax.numpy refuses a tuple operand too)
-    "a tuple of traced values where an array goes",
     # mandelbrot's `np.linspace(xmin, xmax, xn)` with endpoints from data (jax: the in-place `N[I] = n`)
     "np.linspace(): the argument 'start' must be known at transpile time",
 )

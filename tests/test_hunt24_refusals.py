@@ -1,0 +1,93 @@
+"""Refusals of hunt24's corpus (tests/hunt24_programs.py) that NumPy runs, made to run (session 43): check_mask's
+``np.bitwise_and(mask, vector)`` of a default tuple ``mask=(1, 0, 1)``. Each against NumPy running the user's
+function (jax refuses these spellings itself); derivatives against finite differences where they apply."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import srcjax
+
+
+def _check_mask(db: Any, mask: Any = (1, 0, 1)) -> Any:
+    out = np.zeros(db.shape[0], dtype=bool)
+    for idx, line in enumerate(db):
+        target, vector = line[0], line[1:]
+        if (mask == np.bitwise_and(mask, vector)).all():
+            if target == 1:
+                out[idx] = 1
+    return out
+
+
+def _data_ints(x: Any, y: Any) -> Any:
+    k = np.sum(y)
+    return np.bitwise_and((k, 3), x)
+
+
+def test_a_tuple_of_int_arguments_where_an_array_goes_runs() -> None:
+    """Refused before ("np.bitwise_and(): a tuple of traced values where an array goes"): NumPy makes an array of
+    it. Python int arguments are specialized on (as any Python int a static value needs); integers computed from
+    data are stacked into NumPy's int64 array."""
+    db = np.array([[1, 1, 0, 1], [1, 1, 1, 1], [0, 1, 0, 1], [1, 0, 0, 0]])
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_check_mask)(db)), _check_mask(db))
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_check_mask)(db, (0, 1, 1))), _check_mask(db, (0, 1, 1)))
+    batch = np.stack([db, db[::-1]])
+    np.testing.assert_array_equal(np.asarray(srcjax.vmap(_check_mask)(batch)), [_check_mask(b) for b in batch])
+    x, y = np.array([5, 7], np.int32), np.array([1, 2, 3], np.int32)
+    got = srcjax.jit(_data_ints)(x, y)
+    np.testing.assert_array_equal(np.asarray(got), _data_ints(x, y))
+    assert got.dtype == _data_ints(x, y).dtype
+
+
+def test_a_list_of_float_arguments_where_an_array_goes_is_still_refused() -> None:
+    """A list argument's derivative is a list (jax's): an array made of it would lose that, so floats stay
+    refused (test_errors.py's list argument)."""
+    with pytest.raises(srcjax.DTypeError, match="a list of traced values where an array goes"):
+        srcjax.jit(lambda x: np.sin(x))([1.5, 2.0])
+
+
+def _folding(seq: Any) -> Any:
+    # (hunt24's nussinov, smaller) Python's max of table entries computed from data
+    N = seq.shape[0]
+    table = np.zeros((N, N), np.int32)
+    for i in range(N - 1, -1, -1):
+        for j in range(i + 1, N):
+            table[i, j] = max(table[i, j], table[i, j - 1])
+            table[i, j] = max(table[i, j], table[i + 1, j - 1] + (seq[i] + seq[j] == 3))
+    return table
+
+
+def _normalized(image: Any) -> Any:
+    # (hunt24's laplacien) a Python float beside a reduction's value
+    out = np.abs(4 * image[1:-1, 1:-1] - image[0:-2, 1:-1] - image[2:, 1:-1])
+    valmax = max(1., np.max(out)) + 1.E-9
+    return out / valmax
+
+
+def _mixed(a: Any, b: Any) -> Any:
+    return max(a.sum(), b.sum(), 0.5) + min(a[0], b[1]) + min(2, 3)
+
+
+def test_builtin_max_and_min_of_values_from_data_run() -> None:
+    """Refused before ("the builtin max() compares values known only at run time"): Python's max of single
+    values is a select, each next value where it compares greater (``np.where(b > a, b, a)``), as Python keeps the
+    first of equal values and compares NaN as it does."""
+    seq = np.array([0, 3, 1, 2, 3, 0])
+    got = srcjax.jit(_folding)(seq)
+    np.testing.assert_array_equal(np.asarray(got), _folding(seq))
+    assert got.dtype == np.int32
+    for scale in (0.1, 10.0):
+        image = scale * np.random.default_rng(0).standard_normal((5, 5))
+        np.testing.assert_allclose(np.asarray(srcjax.jit(_normalized)(image)), _normalized(image), rtol=1e-12)
+        got32 = srcjax.jit(_normalized)(image.astype(np.float32))
+        assert got32.dtype == _normalized(image.astype(np.float32)).dtype == np.float32
+    a, b = np.array([0.3, -1.0, 0.2]), np.array([0.1, 0.4, -2.0])
+    nan = np.array([np.nan, 1.0, 2.0])
+    for x, y in ((a, b), (nan, b), (-a, b), (a, nan)):  # (max(nan, v) is nan, max(v, nan) is v, as Python's)
+        assert np.isnan(_mixed(x, y)) == (x is nan)
+        np.testing.assert_allclose(np.asarray(srcjax.jit(_mixed)(x, y)), _mixed(x, y))
+    with pytest.raises(srcjax.TranspileError, match="the builtin max"):  # (NumPy: an array's truth is ambiguous)
+        srcjax.jit(lambda a, b: max(a, b))(a, b)
