@@ -91,3 +91,28 @@ def test_builtin_max_and_min_of_values_from_data_run() -> None:
         np.testing.assert_allclose(np.asarray(srcjax.jit(_mixed)(x, y)), _mixed(x, y))
     with pytest.raises(srcjax.TranspileError, match="the builtin max"):  # (NumPy: an array's truth is ambiguous)
         srcjax.jit(lambda a, b: max(a, b))(a, b)
+
+
+def _indexed(x: Any) -> Any:
+    # (hunt24's local_maxima) loops over np.ndindex of a static shape, and of sizes
+    out = np.zeros(x.shape)
+    for idx in np.ndindex(x.shape):
+        out[idx] = x[idx] * (idx[0] + 1)
+    for i, j in np.ndindex(2, 3):
+        out[i, j] += x[1 - i, j] ** 2
+    return out
+
+
+def test_loops_over_np_ndindex_run_and_differentiate() -> None:
+    """Refused before ("cannot call ndindex()"): the index tuples are static, as the shape is; the loop reads
+    ``list(np.ndindex(...))``, which reverse mode reads again backwards (an iterator would be used up)."""
+    x = np.arange(6.0).reshape(2, 3) - 2.5
+    np.testing.assert_allclose(np.asarray(srcjax.jit(_indexed)(x)), _indexed(x))
+    loss = lambda x: np.sum(np.sin(_indexed(x)))  # noqa: E731
+    fd = np.array([(loss(x + 1e-6 * e) - loss(x - 1e-6 * e)) / 2e-6 for e in np.eye(6).reshape(6, 2, 3)])
+    g = srcjax.grad(loss)
+    np.testing.assert_allclose(np.asarray(g(x)), fd.reshape(2, 3), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(g)(x)), fd.reshape(2, 3), rtol=1e-6, atol=1e-7)
+    batch = np.stack([x, -x])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(_indexed)(batch)), [_indexed(b) for b in batch])
+    assert "for idx in list(ndindex):" in srcjax.source(_indexed)
