@@ -116,3 +116,30 @@ def test_loops_over_np_ndindex_run_and_differentiate() -> None:
     batch = np.stack([x, -x])
     np.testing.assert_allclose(np.asarray(srcjax.vmap(_indexed)(batch)), [_indexed(b) for b in batch])
     assert "for idx in list(ndindex):" in srcjax.source(_indexed)
+
+
+def _two(a: Any, b: Any) -> Any:
+    return max(a.sum(), b[0]) * min(a[1], 2.0) + max(np.sum(a * b), 0.1)
+
+
+def test_derivatives_of_builtin_max_and_min_of_two_values() -> None:
+    """Refused before under grad/jvp ("the builtin max() compares values known only at run time"): the value is the
+    select, its derivative np.maximum's (jax's convention, a tie shared), against jax's np.maximum spelling,
+    finite differences, and the generated source run by NumPy."""
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    a, b = np.array([0.3, 0.5]), np.array([1.5, 0.1])
+    twin = lambda a, b: jnp.maximum(a.sum(), b[0]) * jnp.minimum(a[1], 2.0) + jnp.maximum(jnp.sum(a * b), 0.1)  # noqa: E731
+    g = srcjax.grad(_two, argnums=(0, 1))
+    want = jax.grad(twin, argnums=(0, 1))(a, b)
+    for got in (g(a, b), srcjax.numpy_function(g)(a, b)):
+        for x, y in zip(got, want, strict=True):
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12)
+    e = np.eye(2)
+    fd = [(_two(a + 1e-6 * d, b) - _two(a - 1e-6 * d, b)) / 2e-6 for d in e]
+    np.testing.assert_allclose(np.asarray(want[0]), fd, rtol=1e-6)
+    out, tangent = srcjax.jvp(_two, (a, b), (np.ones(2), np.ones(2)))
+    _, jt = jax.jvp(twin, (a, b), (np.ones(2), np.ones(2)))
+    np.testing.assert_allclose(float(tangent), float(jt), rtol=1e-12)
+    np.testing.assert_allclose(float(out), _two(a, b), rtol=1e-12)
