@@ -268,3 +268,30 @@ def test_a_helpers_augmented_assignment_to_a_number_runs_and_to_an_array_is_refu
         with pytest.raises(srcjax.TranspileError, match="changes the caller's array in place") as e:
             f(x, t)
         assert "y = _scale(t, 3.0)" in str(e.value) and "line" in str(e.value).splitlines()[0]
+
+
+def _bump_item(d: Any, x: Any) -> Any:
+    w = d["w"]
+    w += x
+    return 0
+
+
+def _dict_caller(x: Any) -> Any:
+    d = {"w": np.zeros(3)}
+    _bump_item(d, x)
+    return d["w"] + 1.0
+
+
+def _dict_argument(d: Any, x: Any) -> Any:
+    _bump_item(d, x)
+    return d["w"] * 2.0
+
+
+def test_a_helper_changing_an_item_of_a_dict_argument_is_refused() -> None:
+    """``w = d["w"]; w += x`` in the helper changes the caller's dict's array in NumPy: silently lost before (jit
+    returned ones, NumPy ``x + 1``)."""
+    x = np.arange(3.0) + 1.0
+    for fn, args in ((_dict_caller, (x,)), (_dict_argument, ({"w": np.zeros(3)}, x))):
+        with pytest.raises(srcjax.TranspileError, match="changes the caller's array") as e:
+            srcjax.jit(fn)(*args)
+        assert "test_helper_changes.py" in str(e.value).splitlines()[0] and "_bump_item(d, x)" in str(e.value)
