@@ -143,3 +143,20 @@ def test_derivatives_of_builtin_max_and_min_of_two_values() -> None:
     _, jt = jax.jvp(twin, (a, b), (np.ones(2), np.ones(2)))
     np.testing.assert_allclose(float(tangent), float(jt), rtol=1e-12)
     np.testing.assert_allclose(float(out), _two(a, b), rtol=1e-12)
+
+
+def test_vmap_of_builtin_max_and_min_of_each_examples_values() -> None:
+    """Refused before under vmap ("the builtin max() compares values known only at run time"): batched source calls
+    ``batch_builtin_max`` (srcjax/order_stats.py), the select of each example's values; an example's array of one
+    dimension or more is still refused (NumPy: an array's truth value is ambiguous)."""
+    seqs = np.array([[0, 3, 1, 2, 3, 0], [2, 1, 1, 0, 3, 3]])
+    np.testing.assert_array_equal(np.asarray(srcjax.vmap(_folding)(seqs)), [_folding(s) for s in seqs])
+    images = np.random.default_rng(1).standard_normal((2, 5, 5)) * np.array([0.1, 10.0])[:, None, None]
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(_normalized)(images)), [_normalized(i) for i in images])
+    A, b = np.random.default_rng(2).standard_normal((4, 2)), np.array([0.4, 0.1])
+    batched = srcjax.vmap(srcjax.grad(_two), in_axes=(0, None))
+    want = [srcjax.grad(_two)(a, b) for a in A]
+    np.testing.assert_allclose(np.asarray(batched(A, b)), np.asarray(want), rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(batched)(A, b)), np.asarray(want), rtol=1e-12)
+    with pytest.raises(srcjax.TranspileError, match="max"):
+        srcjax.vmap(lambda a, b: max(a, b))(A, A)
