@@ -26,9 +26,6 @@ jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax refuses too (reported; located at the user's line with a hint)
 JAX_REFUSES: tuple[str, ...] = (
-    # nussinov's `max(table[i, j], table[i, j - 1])` and laplacien's `max(1., valmax)` on data under vmap (jax.jit: a
-    # TracerBoolConversionError; np.maximum is the array spelling); jit and derivatives run (session 43)
-    "the builtin max() compares values known only at run time",
     # azimint_naive's `data[mask_r12].mean()`: a shape that depends on the data
     "indexing with a boolean mask",
     # spmv's `A_col[A_row[i]:A_row[i + 1]]`: a slice bound read from an array
