@@ -34,6 +34,9 @@ JAX_REFUSES: tuple[str, ...] = (
     "may be or hold that same array",
     # cavity_flow's `build_up_b(b, ...)` and `pressure_poisson(nit, p, ...)` write into the caller's arrays
     "changes the caller's array",
+    # laplacien's `max(1., valmax)` on data under derivatives (jax: a TracerBoolConversionError; np.maximum is the
+    # array spelling); jit and vmap run, and nussinov's `max(table[i, j], ...)` (session 43)
+    "the builtin max() compares values known only at run time",
     # mandelbrot's `np.linspace(xmin, xmax, xn)` with endpoints from data (jax: the in-place `N[I] = n`)
     "np.linspace(): the argument 'start' must be known at transpile time",
 )

@@ -122,27 +122,12 @@ def _two(a: Any, b: Any) -> Any:
     return max(a.sum(), b[0]) * min(a[1], 2.0) + max(np.sum(a * b), 0.1)
 
 
-def test_derivatives_of_builtin_max_and_min_of_two_values() -> None:
-    """Refused before under grad/jvp ("the builtin max() compares values known only at run time"): the value is the
-    select, its derivative np.maximum's (jax's convention, a tie shared), against jax's np.maximum spelling,
-    finite differences, and the generated source run by NumPy."""
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_enable_x64", True)
-    jnp = jax.numpy
+def test_derivatives_of_builtin_max_of_values_from_data_are_refused_as_jax_refuses_them() -> None:
+    """(np.maximum's derivative classified for every two-value max changed 4 hessians' generated source where the
+    values are static: left for later, docs/limitations.md)"""
     a, b = np.array([0.3, 0.5]), np.array([1.5, 0.1])
-    twin = lambda a, b: jnp.maximum(a.sum(), b[0]) * jnp.minimum(a[1], 2.0) + jnp.maximum(jnp.sum(a * b), 0.1)  # noqa: E731
-    g = srcjax.grad(_two, argnums=(0, 1))
-    want = jax.grad(twin, argnums=(0, 1))(a, b)
-    for got in (g(a, b), srcjax.numpy_function(g)(a, b)):
-        for x, y in zip(got, want, strict=True):
-            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12)
-    e = np.eye(2)
-    fd = [(_two(a + 1e-6 * d, b) - _two(a - 1e-6 * d, b)) / 2e-6 for d in e]
-    np.testing.assert_allclose(np.asarray(want[0]), fd, rtol=1e-6)
-    out, tangent = srcjax.jvp(_two, (a, b), (np.ones(2), np.ones(2)))
-    _, jt = jax.jvp(twin, (a, b), (np.ones(2), np.ones(2)))
-    np.testing.assert_allclose(float(tangent), float(jt), rtol=1e-12)
-    np.testing.assert_allclose(float(out), _two(a, b), rtol=1e-12)
+    with pytest.raises(srcjax.TranspileError, match="the builtin max"):
+        srcjax.grad(_two)(a, b)
 
 
 def test_vmap_of_builtin_max_and_min_of_each_examples_values() -> None:
@@ -154,9 +139,9 @@ def test_vmap_of_builtin_max_and_min_of_each_examples_values() -> None:
     images = np.random.default_rng(1).standard_normal((2, 5, 5)) * np.array([0.1, 10.0])[:, None, None]
     np.testing.assert_allclose(np.asarray(srcjax.vmap(_normalized)(images)), [_normalized(i) for i in images])
     A, b = np.random.default_rng(2).standard_normal((4, 2)), np.array([0.4, 0.1])
-    batched = srcjax.vmap(srcjax.grad(_two), in_axes=(0, None))
-    want = [srcjax.grad(_two)(a, b) for a in A]
-    np.testing.assert_allclose(np.asarray(batched(A, b)), np.asarray(want), rtol=1e-12)
-    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(batched)(A, b)), np.asarray(want), rtol=1e-12)
+    batched = srcjax.vmap(_two, in_axes=(0, None))
+    want = [_two(a, b) for a in A]
+    np.testing.assert_allclose(np.asarray(batched(A, b)), want, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(srcjax.numpy_function(batched)(A, b)), want, rtol=1e-12)
     with pytest.raises(srcjax.TranspileError, match="max"):
         srcjax.vmap(lambda a, b: max(a, b))(A, A)

@@ -175,9 +175,6 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
             cprim = registry.PRIMITIVES["astype"]
         if cprim is None and fcode == "abs" and "abs" not in program.functions and len(node.args) == 1:
             cprim = registry.PRIMITIVES["absolute"]  # (Python's abs of an array: NumPy's, as jax's)
-        if cprim is None and fcode in ("max", "min") and fcode not in program.functions and len(node.args) == 2 and \
-                all(a.keyword is None and not a.star for a in node.args):  # (Python's max of two single values: a
-            cprim = registry.PRIMITIVES["maximum" if fcode == "max" else "minimum"]  # select, np.maximum's derivative)
         if cprim is None and fcode == "round" and "round" not in program.functions and 1 <= len(node.args) <= 2:
             cprim = registry.PRIMITIVES["round"]  # (Python's round of an array: np.round, as jax's: no derivative)
         if cprim is not None:
