@@ -32,8 +32,6 @@ JAX_REFUSES: tuple[str, ...] = (
     "a slice bound must be known at transpile time",
     # grayscott's `u, v = U[1:-1, 1:-1], V[1:-1, 1:-1]` then `u[:] = 1.0`, `u += ...`: writes through views
     "may be or hold that same array",
-    # cavity_flow's `build_up_b(b, ...)` and `pressure_poisson(nit, p, ...)` write into the caller's arrays
-    "changes the caller's array",
     # laplacien's `max(1., valmax)` on data under derivatives (jax: a TracerBoolConversionError; np.maximum is the
     # array spelling); jit and vmap run, and nussinov's `max(table[i, j], ...)` (session 43)
     "the builtin max() compares values known only at run time",

@@ -79,8 +79,12 @@ class _Walk:
     guards: list[int] = field(default_factory=list)
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
     returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None  # returned_alias.returned_source
-    changed: Callable[[cst.Call], list[tuple[str, str, bool, bool]]] | None = None  # returned_alias.changed_arguments
+    changed: Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]] | None = None  # returned_alias's
 
+
+# the second names frontend/changed_arguments.py gives a helper's parameters (the caller's, read after the helper):
+# a helper call's change reaching one is the helper's change of its parameter, whatever else reads it
+CALLER = "_srcjax_caller_"
 
 _WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.at(a, ...), ...: change a in place)
 
@@ -324,11 +328,15 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     if isinstance(s, (cst.Continue, cst.Break, cst.Return)):  # (a path that skips what follows: _read_later)
         ev("jump", "")
     calls = [n for n in walk(s) if isinstance(n, cst.Call)] if w.changed is not None else []
-    for made, (name, what, rebinds, item) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
+    for made, (name, what, rebinds, item, param) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
         rest = names_in(s, skip_targets=True)  # (`fill(b, x) + b`: b read after the call, in the statement itself)
         for n in names_in(made):
             rest.remove(n)
-        ev("helper", name, made=f"`{code(made)}` runs {what}", rebinds=rebinds, sources=tuple(rest))
+        whole = getattr(s, "value", None) is made and (isinstance(s, cst.Expr) or isinstance(s, cst.Assign) and
+                                                       len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
+                                                       and s.targets[0].target.value != name)
+        ev("helper", name, made=f"`{code(made)}` runs {what}", rebinds=rebinds, sources=tuple(rest),
+           key=param if whole and not rebinds else "")  # (`fill(b, x)`: the helper can return b: helper_checks)
         if item:  # (`fill(box[0], x)`: the array the container holds changes, as by `box[0][...] = v`)
             ev("inplace", name, item=True, key=next((_key(a.value) for a in made.args
                                                      if _base_name(a.value) == name), ""))
@@ -510,8 +518,9 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
 
 def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None,
          module_array: Callable[[str], bool] = lambda n: False,
-         changed: Callable[[cst.Call], list[tuple[str, str, bool, bool]]] | None = None,
-         deferred: dict[int, list[tuple[str, str]]] | None = None
+         changed: Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]] | None = None,
+         deferred: dict[int, list[tuple[str, str]]] | None = None,
+         returns: dict[int, list[tuple[str, str]]] | None = None
          ) -> tuple[InPlaceAlias | None, dict[int, tuple[str, int]]]:
     """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
     to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
@@ -522,7 +531,10 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     arguments (written as names) a call of a user's helper changes in place, read after the call: refused, but
     where the helper's change is ``p op= v`` (a number is bound again): a name bound to a literal runs, any other
     goes to ``deferred`` (id of the calling statement -> (the name, the change)), decided by its type when the
-    function is specialized (frontend/helper_checks.py)."""
+    function is specialized (frontend/helper_checks.py); a call that is its statement's whole value (``fill(b, x)``,
+    ``y = fill(b, x)``) whose changed argument is read after it under that name only goes to ``returns`` (id of the
+    statement -> (the argument, the helper's parameter)): the helper returns that array too, and the caller binds it
+    (frontend/helper_checks.py)."""
     w = _Walk(containers=_containers(fdef), returned=returned, changed=changed)
     _block(w, fdef.body.body)
     events = w.events
@@ -594,6 +606,7 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
         elif e.kind == "helper":  # (the helper's change is its own copy's in srcjax: the caller's keeps the old)
             same = [e.name] + sorted(n for n, o in obj.items() if e.name in obj and o == obj[e.name] and n != e.name)
             same += [m for m, _ in _may_reach(may, obj, e.name) if m not in same]  # (`v = [b][0]; put(v, 1)`)
+            same.sort(key=lambda n: not n.startswith(CALLER))  # (a caller's name first: changed_arguments.py)
             if e.rebinds and e.name in obj and obj[e.name] in immutable:
                 continue  # (`t = 2.0; scale(t)`: a number is bound again in the helper, the caller's t stays)
             for m in same:
@@ -601,6 +614,10 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
                     continue
                 if e.rebinds and deferred is not None and m not in e.sources:  # (its type decides: an array changes)
                     deferred.setdefault(id(e.small), []).append((e.name, e.made))
+                    break
+                if e.key and returns is not None and m not in e.sources and \
+                        not any(_read_later(events, k, n, e) or n in e.sources for n in same if n != e.name):
+                    returns.setdefault(id(e.small), []).append((e.name, e.key))  # (`b = fill'(b, x)`)
                     break
                 return InPlaceAlias(e.node, e.name, m, None, helper=e.made, rebinds=e.rebinds), checked
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:

@@ -30,7 +30,7 @@ from .names import code, target_names, walk
 
 __all__ = ["Change", "changed_parameters"]
 
-_CALLER = "_srcjax_caller_"  # (the second names the scan gives the parameters: the caller's, read after)
+_CALLER = aliasing.CALLER  # (the second names the scan gives the parameters: the caller's, read after)
 
 
 @dataclass(frozen=True)

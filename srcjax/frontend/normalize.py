@@ -158,7 +158,7 @@ class Normalizer(Resolver):
         self.spans: dict[int, Span] = {}
         self.updated: set[str] = set()  # names assigned into (y[k] = v)
         self.checked_in_place: dict[int, tuple[str, int]] = {}  # id(`w -= v`) -> what w is bound to (aliasing.scan)
-        self.helper_checks: dict[int, list[tuple[str, str]]] = {}  # id(`scale(t, s)`) -> (t, change): helper_checks
+        self.helper_calls = helper_checks.HelperCalls()  # (calls of helpers changing an argument: helper_checks)
         self.out: list[cst.BaseStatement] = []
 
     # -- emitting ---------------------------------------------------------------
@@ -648,6 +648,8 @@ class Normalizer(Resolver):
             raise self.unsupported(s, *unsupported)
         if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v, a[i] = b[j] = v (subscript_writes)
             pass
+        elif helper_checks.returned_call(self, s):  # fill(b, x) of a helper writing into b: fill_1, b = fill'(b, x)
+            pass
         elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name \
                 and type(s.value) is cst.Lambda:  # f = lambda y: ...  ->  def f(y): ...
             self.lambda_function(s.value, s.targets[0].target.value)
@@ -751,8 +753,8 @@ class Normalizer(Resolver):
                                f"rename it, e.g. `{first.value.lstrip('_')}`")
 
     def function(self, name: str) -> cst.FunctionDef:
-        fdef = self.src.fdef
-        self.checked_in_place, self.helper_checks = helper_checks.scan(self, fdef)  # (in-place changes: refused)
+        fdef = helper_checks.returning(self.src)  # (a helper's variant returning what it changes: its returns)
+        self.checked_in_place, self.helper_calls = helper_checks.scan(self, fdef)  # (in-place changes: refused)
         params = fdef.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) and isinstance(params.star_arg, cst.Param):
             raise self.unsupported(params.star_arg, "*args parameters", "list the parameters explicitly")
