@@ -2,8 +2,10 @@
 npbench's cavity_flow calls ``build_up_b(b, ...)`` and ``pressure_poisson(nit, p, ..., b)``, which write into
 the caller's ``b`` and ``p`` (``b[1:-1, 1:-1] = ...``), then reads them. Silently wrong before: srcjax's helper
 bound its own ``b`` again and the caller kept zeros (jit returned ``[1, 1, 1, 1]`` where NumPy gives
-``[1, 3, 5, 1]``). Refused now at the call, with the helper's line; where the caller binds the result again, or
-never reads the argument after the call, the program runs."""
+``[1, 3, 5, 1]``). Refused (session 42) at the call, with the helper's line; since session 43 a call after which
+the caller reads the argument under that name only runs (``fill_result, b = _fill(b, x)``: a variant of the helper
+that returns ``b`` too), and where the caller binds the result again, or never reads the argument after the call,
+the program runs as before."""
 
 from __future__ import annotations
 
