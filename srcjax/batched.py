@@ -54,6 +54,7 @@ from .lax_stop import stop_gradient as _stop_gradient  # (private: a generated t
 from .order_stats import (  # noqa: F401  (generated batched code imports them from here)
     batch_argpartition,
     batch_argsort,
+    batch_builtin_max,
     batch_partition,
     batch_percentile,
     batch_quantile,
@@ -79,7 +80,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_reduce_window", "batch_ppermute", "batch_pack_like", "batch_broadcast_parts", "batch_unpacked",
     "batch_merge", "batch_split", "batch_static", "batch_keys", "batch_summed_items", "batch_index_add_bar",
     "batch_unbroadcast_bar", "batch_broadcast_like_bar", "batch_expand_reduced_bar", "batch_merge_bar",
-    "batch_broadcast_parts_bar", "batch_index_bar", "batch_index_update_bar",
+    "batch_broadcast_parts_bar", "batch_index_bar", "batch_index_update_bar", "batch_builtin_max",
 ]
 
 

@@ -70,7 +70,12 @@ def in_place(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) ->
     (``params["w"]``, ``W[i]``) where its container or array is read after the change: an array ``x`` then
     changes that one too in NumPy, which srcjax's immutable arrays cannot (:func:`alias_refusal`). ``rank``: the
     dimensions from which ``x`` shares its array with ``alias`` (2: ``x`` is ``W`` itself, ``W[i]`` a view of its
-    row where ``W`` has two dimensions or more, a number of a 1-D ``W``; frontend/item_views.py)."""
+    row where ``W`` has two dimensions or more, a number of a 1-D ``W``; frontend/item_views.py); 0: ``alias`` is
+    a helper's ``x op= v`` (``"`scale(t, 3.0)` runs `t *= s` (line 5 of scale)"``) and ``new`` is ``x``: a Python
+    number or NumPy scalar is bound again in the helper, any ``ndarray`` (a 0-d one too) changed in place, which
+    the caller reads after the call (frontend/helper_checks.py)."""
+    if alias and rank == 0 and isinstance(x, np.ndarray) and not isinstance(x, WeakArray):
+        raise ValueError(alias_refusal(alias, rank)[0])  # (a helper's `t op= v` changes an array, a 0-d one too)
     if _rebinds(x, axes):
         return new
     if alias and x.ndim - axes >= rank:
@@ -88,6 +93,13 @@ def in_place(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) ->
 def alias_refusal(alias: str, rank: int = 1) -> tuple[str, str]:
     """The message and hint for an in-place change of an array bound to ``alias`` (``params["w"]``, ``W[i]``),
     whose container or array is read after the change (``rank`` 2 or more: of ``W`` itself, ``W[i]`` read after)."""
+    if rank == 0:
+        name = alias.split("runs `", 1)[-1].split(" ", 1)[0]
+        return (f"{alias}: it changes the caller's array in place in NumPy (an array argument, a 0-d one too; a "
+                f"Python number would be bound again), and the caller reads that array after the call; srcjax arrays "
+                f"are immutable (as JAX's): the helper's change would not reach the caller",
+                f"return the new array from the helper and bind it in the caller (`return {name}` at the helper's "
+                f"end, `... = {alias.split('`')[1]}` here), or pass a Python number (`float(...)`)")
     base = alias.split("[", 1)[0]
     if rank > 1:
         return (f"this changes `{base}` in place, and a value bound to its item `{alias}` is read after it: in NumPy "

@@ -173,3 +173,18 @@ def batch_searchsorted(a: Any, v: Any, side: Any, a_batched: bool, v_batched: bo
 __all__ = ["reduced_last", "sort_jvp", "sort_bar",
            "partition_jvp", "partition_bar", "order_stat_jvp", "order_stat_bar", "batch_sort", "batch_argsort",
            "batch_partition", "batch_argpartition", "batch_quantile", "batch_percentile", "batch_searchsorted"]
+
+
+def batch_builtin_max(values: Any, batched: Any, largest: bool = True) -> Any:
+    """Python's ``max(a, b, ...)`` (``largest=False``: ``min``) of each example's single values in batched source
+    (vmap): each next value where it compares greater (less) than the one kept, ``np.where(v > kept, v, kept)``, as
+    the unbatched lowering selects (lower/python_builtins.py). ``batched`` says which values carry the batch axis;
+    an example's value of one dimension or more is NumPy's error (an array's truth value is ambiguous)."""
+    for v, b in zip(values, batched):
+        if np.ndim(v) != (1 if b else 0):
+            raise ValueError("the builtin max() or min() of arrays: the truth value of an array is ambiguous (NumPy's "
+                             "error); use np.maximum(a, b) or np.minimum(a, b)")
+    kept = values[0]
+    for v in values[1:]:
+        kept = np.where(v > kept if largest else v < kept, v, kept)
+    return kept

@@ -96,3 +96,28 @@ def test_a_tuple_target_writing_through_a_view_read_later_is_refused() -> None:
     with pytest.raises(srcjax.TranspileError, match="would also change 'r'") as e:
         srcjax.jit(_view_then_tuple_write)(np.ones((2, 3)), np.array([2.0, 5.0]))
     assert "test_element_targets.py" in str(e.value).splitlines()[0]
+
+
+def _plucked(cpos: Any, plunk: Any) -> Any:
+    # (hunt24's wave_physics) a literal written into two rows, then a row's element changed in place
+    force = np.outer(cpos, np.ones(2))
+    force[0] = force[-1] = 0, 0
+    force[2][1] += plunk
+    return force * cpos[:, None]
+
+
+def _plucked_jax(cpos: Any, plunk: Any) -> Any:
+    force = jnp.outer(cpos, jnp.ones(2)).at[0].set(0.0).at[-1].set(0.0)
+    force = force.at[2, 1].add(plunk)
+    return force * cpos[:, None]
+
+
+def test_a_chained_assignment_of_a_literal_then_a_rows_element_changed_runs() -> None:
+    """Refused before, naming srcjax's own temporary (``would also change 'chained' in NumPy``): the literal is
+    written into each row as it is (no object two rows could share)."""
+    cpos, plunk = np.array([0.3, -1.2, 0.7, 2.0]), 1.5
+    _leaves_agree(srcjax.jit(_plucked)(cpos, plunk), _plucked(cpos, plunk))
+    loss = lambda c, p: np.sum(_plucked(c, p) ** 2)  # noqa: E731
+    loss_jax = lambda c, p: jnp.sum(_plucked_jax(c, p) ** 2)  # noqa: E731
+    _leaves_agree(srcjax.grad(loss, argnums=(0, 1))(cpos, plunk), jax.grad(loss_jax, argnums=(0, 1))(cpos, plunk))
+    assert "chained" not in srcjax.source(_plucked)

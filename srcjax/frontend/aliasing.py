@@ -44,6 +44,7 @@ class InPlaceAlias:
     repeated: str = ""  # the list display repeated (``[x] * 2``) whose items are all the array changed
     module: bool = False  # ``alias`` is a module-level (or closure) array: NumPy's change outlives the call
     helper: str = ""  # the change a user's helper called by ``statement`` makes to its argument ``name``
+    rebinds: bool = False  # helper: ``p op= v`` on its parameter's name (a number is bound again, an array changed)
 
 
 @dataclass
@@ -57,11 +58,13 @@ class _Event:
     literal: bool = False  # bind: from an immutable literal
     made: str = ""  # copy: the view expression (``y.reshape(-1)``), when not a plain name
     guards: tuple[int, ...] = ()  # the positions of the enclosing ifs and loops, innermost last
+    rebinds: bool = False  # helper: the change is ``p op= v`` (a number is bound again: changed_arguments.Change)
     unsure: bool = False  # copy: an item of an argument's container or an integer index of an array (an array
     # shared with ``source`` or a number/copy: known when the function is specialized, :func:`checked_in_place`)
     small: Any = None  # the small statement (an in-place ``w -= v``'s AugAssign)
     module: bool = False  # copy: of a module-level array (a callee's ``return TABLE``)
-    sources: tuple[str, ...] = ()  # may/may_add: the names whose arrays the bound value may be or hold
+    sources: tuple[str, ...] = ()  # may/may_add: the names whose arrays the bound value may be or hold; helper: the
+    # names the statement reads besides the call's (after it, in NumPy's order: `fill(b, x) + b`)
     key: str = ""  # inplace through an item: the item's key as written (``'a'``, ``0``); holds: the item's key
     item: bool = False  # inplace: through an item (``ys[0] += v``, ``ys[0][1] = v``: the array an item holds)
     items: tuple[tuple[str, str], ...] = ()  # may_u: (variable, item as written) of the integer-indexed items
@@ -76,8 +79,12 @@ class _Walk:
     guards: list[int] = field(default_factory=list)
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
     returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None  # returned_alias.returned_source
-    changed: Callable[[cst.Call], list[tuple[str, str]]] | None = None  # returned_alias.changed_arguments
+    changed: Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]] | None = None  # returned_alias's
 
+
+# the second names frontend/changed_arguments.py gives a helper's parameters (the caller's, read after the helper):
+# a helper call's change reaching one is the helper's change of its parameter, whatever else reads it
+CALLER = "_srcjax_caller_"
 
 _WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.at(a, ...), ...: change a in place)
 
@@ -137,12 +144,23 @@ _VIEW_FUNCTIONS = {"reshape", "transpose", "ravel", "squeeze", "expand_dims", "s
                    "rot90"}
 
 
+_NAMED = cst.Name("_view")  # (the inner view of a view of a view, as a name: :func:`_user_view_of`)
+
+
 def _user_view_of(value: cst.BaseExpression) -> str | None:
     """The variable whose array ``value`` may be a NumPy view of: ``y.T``, ``y.reshape(-1)``,
     ``np.reshape(y, s)``, ``y[1:]``, ``y[:, None]`` (an integer index of a 1-D array is a copy, so a
-    subscript counts only with a slice, ``None`` or ``...``)."""
+    subscript counts only with a slice, ``None`` or ``...``); a view of a view too (``y.reshape(2, 2)[:, 0]``)."""
     if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
         return value.value.value
+    if isinstance(value, cst.Attribute) and value.attr.value == "T":
+        return _user_view_of(value.value)
+    if isinstance(value, cst.Subscript) and not isinstance(value.value, cst.Name):  # (a view's view: `y.T[1:]`)
+        base = _user_view_of(value.value)
+        return base if base is not None and _user_view_of(value.with_changes(value=_NAMED)) else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            not isinstance(value.func.value, cst.Name) and value.func.attr.value in _VIEW_METHODS:
+        return _user_view_of(value.func.value)  # (`y[1:].reshape(2, 2)`)
     if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and any(
             isinstance(e.slice, cst.Slice) or isinstance(e.slice, cst.Index) and (
                 isinstance(e.slice.value, cst.Ellipsis) or
@@ -158,6 +176,9 @@ def _user_view_of(value: cst.BaseExpression) -> str | None:
                 and isinstance(value.args[0].value, cst.Name):
             return value.args[0].value.value
     return None
+
+
+user_view_of = _user_view_of
 
 
 def _branch_source(value: cst.BaseExpression) -> str | None:
@@ -307,8 +328,18 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     if isinstance(s, (cst.Continue, cst.Break, cst.Return)):  # (a path that skips what follows: _read_later)
         ev("jump", "")
     calls = [n for n in walk(s) if isinstance(n, cst.Call)] if w.changed is not None else []
-    for made, (name, what) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
-        ev("helper", name, made=f"`{code(made)}` runs {what}")  # (`build_up_b(b, u)` writes into b: before s binds)
+    for made, (name, what, rebinds, item, param) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
+        rest = names_in(s, skip_targets=True)  # (`fill(b, x) + b`: b read after the call, in the statement itself)
+        for n in names_in(made):
+            rest.remove(n)
+        whole = getattr(s, "value", None) is made and (isinstance(s, cst.Expr) or isinstance(s, cst.Assign) and
+                                                       len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
+                                                       and s.targets[0].target.value != name)
+        ev("helper", name, made=f"`{code(made)}` runs {what}", rebinds=rebinds, sources=tuple(rest),
+           key=param if whole and not rebinds else "")  # (`fill(b, x)`: the helper can return b: helper_checks)
+        if item:  # (`fill(box[0], x)`: the array the container holds changes, as by `box[0][...] = v`)
+            ev("inplace", name, item=True, key=next((_key(a.value) for a in made.args
+                                                     if _base_name(a.value) == name), ""))
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
         first = ""  # (`a = b = np.zeros(3)`: one array, two names)
@@ -487,7 +518,9 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
 
 def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None,
          module_array: Callable[[str], bool] = lambda n: False,
-         changed: Callable[[cst.Call], list[tuple[str, str]]] | None = None
+         changed: Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]] | None = None,
+         deferred: dict[int, list[tuple[str, str]]] | None = None,
+         returns: dict[int, list[tuple[str, str]]] | None = None
          ) -> tuple[InPlaceAlias | None, dict[int, tuple[str, int]]]:
     """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
     to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
@@ -495,7 +528,13 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
     ``in_place(..., alias=made)`` refuses an array ``w``. ``returned``: the name whose array a call's result may
     be (:func:`returned_alias.returned_source`); ``module_array``: whether a name the function does not bind is
     a module-level or closure array (changed in place, NumPy's change outlives the call); ``changed``: the
-    arguments (written as names) a call of a user's helper changes in place, read after the call: refused."""
+    arguments (written as names) a call of a user's helper changes in place, read after the call: refused, but
+    where the helper's change is ``p op= v`` (a number is bound again): a name bound to a literal runs, any other
+    goes to ``deferred`` (id of the calling statement -> (the name, the change)), decided by its type when the
+    function is specialized (frontend/helper_checks.py); a call that is its statement's whole value (``fill(b, x)``,
+    ``y = fill(b, x)``) whose changed argument is read after it under that name only goes to ``returns`` (id of the
+    statement -> (the argument, the helper's parameter)): the helper returns that array too, and the caller binds it
+    (frontend/helper_checks.py)."""
     w = _Walk(containers=_containers(fdef), returned=returned, changed=changed)
     _block(w, fdef.body.body)
     events = w.events
@@ -566,9 +605,21 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             copied_at.setdefault((e.source, obj[e.name]), (e.name, e.made or e.source))
         elif e.kind == "helper":  # (the helper's change is its own copy's in srcjax: the caller's keeps the old)
             same = [e.name] + sorted(n for n, o in obj.items() if e.name in obj and o == obj[e.name] and n != e.name)
+            same += [m for m, _ in _may_reach(may, obj, e.name) if m not in same]  # (`v = [b][0]; put(v, 1)`)
+            same.sort(key=lambda n: not n.startswith(CALLER))  # (a caller's name first: changed_arguments.py)
+            if e.rebinds and e.name in obj and obj[e.name] in immutable:
+                continue  # (`t = 2.0; scale(t)`: a number is bound again in the helper, the caller's t stays)
             for m in same:
-                if _read_later(events, k, m, e):
-                    return InPlaceAlias(e.node, e.name, m, None, helper=e.made), checked
+                if m not in e.sources and not _read_later(events, k, m, e):
+                    continue
+                if e.rebinds and deferred is not None and m not in e.sources:  # (its type decides: an array changes)
+                    deferred.setdefault(id(e.small), []).append((e.name, e.made))
+                    break
+                if e.key and returns is not None and m not in e.sources and \
+                        not any(_read_later(events, k, n, e) or n in e.sources for n in same if n != e.name):
+                    returns.setdefault(id(e.small), []).append((e.name, e.key))  # (`b = fill'(b, x)`)
+                    break
+                return InPlaceAlias(e.node, e.name, m, None, helper=e.made, rebinds=e.rebinds), checked
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
             nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;

@@ -7,6 +7,8 @@ batching and the lowering follow them like any other (jax traces them the same w
 - ``functools.reduce(f, xs[, init])`` -> before the statement, ``reduced = init`` (``reduced = xs[0]``) and
   ``for item in xs: reduced = f(reduced, item)`` (over ``xs[1:]``), a lambda's body written in place with its
   parameters renamed to fresh names, ``operator.add`` & co. as their operators;
+- ``np.ndindex(shape)`` -> ``list(np.ndindex(shape))`` (the index tuples, static: read again backwards by
+  reverse mode);
 - ``zip(*xs)`` (rows of ``xs``, which may be a list of tuples or an array) -> ``[tuple([r[j] for r in xs]) for j
   in range(min([len(r) for r in xs], default=0))]`` (Python's: tuples, as long as the shortest row).
 
@@ -21,6 +23,7 @@ import operator
 from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
+import numpy as np
 
 from .names import walk
 
@@ -29,7 +32,7 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", bound=cst.CSTNode)
 
-__all__ = ["lazy_maps", "map_call", "reduce_call", "rewrite", "zip_rows"]
+__all__ = ["lazy_maps", "map_call", "ndindex_list", "reduce_call", "rewrite", "zip_rows"]
 
 _OPERATORS: dict[object, type[cst.BaseBinaryOp]] = {
     operator.add: cst.Add, operator.sub: cst.Subtract, operator.mul: cst.Multiply, operator.truediv: cst.Divide,
@@ -203,6 +206,19 @@ def lazy_maps(norm: Normalizer, node: cst.BaseExpression) -> cst.BaseExpression:
     return out
 
 
+def ndindex_list(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``np.ndindex(shape)`` (hunt24's local_maxima ``for pos in np.ndindex(data.shape)``) -> ``ndindex =
+    np.ndindex(shape)`` before the statement, ``list(ndindex)`` in place: its index tuples (static, as the shape
+    is) as a list, which the loop reads once and derivative code again, backwards (``reversed(...)``: an iterator
+    would be used up)."""
+    if any(a.star for a in call.args) or not norm.static_value(call.func) == (True, np.ndindex):
+        return None
+    args = [a.with_changes(value=norm.atom(a.value)) for a in call.args]
+    name = cst.Name(norm.fresh("ndindex"))
+    norm.assign(name, cst.Call(func=cst.parse_expression("np.ndindex"), args=args), call)
+    return cst.Call(func=cst.Name("list"), args=[cst.Arg(name)])
+
+
 def rewrite(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
     """``call`` written as its comprehension or loop, if it is one of this module's builtins (None: it is not)."""
-    return zip_rows(norm, call) or map_call(norm, call) or reduce_call(norm, call)
+    return zip_rows(norm, call) or map_call(norm, call) or reduce_call(norm, call) or ndindex_list(norm, call)

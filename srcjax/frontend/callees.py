@@ -55,7 +55,7 @@ ALLOWED_BUILTINS = {
 STATIC_NUMPY: set[Any] = {getattr(np, n) for n in (
     "dtype", "finfo", "iinfo", "result_type", "promote_types", "shape", "ndim", "size", "can_cast",
     "issubdtype", "indices", "triu_indices", "tril_indices", "hanning", "hamming", "bartlett", "blackman",
-    "kaiser") if hasattr(np, n)}
+    "kaiser", "ndindex") if hasattr(np, n)}
 
 # (print prints at run time, at every call: srcjax/lower/host_print.py)
 _PURE_BUILTINS = {id(getattr(builtins, n)) for n in ALLOWED_BUILTINS - {"print"}

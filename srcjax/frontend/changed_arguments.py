@@ -3,110 +3,136 @@ writes into the caller's array, and the caller reads ``b`` afterwards (npbench's
 are immutable, as JAX's: the helper's write binds its own ``b`` again and the caller's keeps the old value, so
 frontend/aliasing.py refuses such a call where the caller reads the argument after it.
 
-Read from the helper's source (``ast``, its own statements, not nested functions): a parameter is changed by
-``p[k] = v``, ``p[k] op= v``, ``p op= v`` (in place for an array) or by passing it to another helper that
-changes it, unless the helper binds the name again anywhere (``p = p.copy()``: a conservative guess that the
-change is to its own copy). Helpers whose source cannot be read change nothing here."""
+One implementation of "what shares an array" (frontend/aliasing.py's ``scan``): the helper's source is scanned as
+if each parameter had a second name read after the helper returns (the caller's), so every change aliasing.py
+follows reaches it: ``p[k] = v``, ``p op= v``, through a second name (``v = p; v[1:] = x``), a view (``v =
+p[1:]``, ``p.T``, ``p.reshape(..)``, ``p[:, 0]``), a container holding it (``s = [p]; s[0][1] = v``),
+``np.copyto(p, ..)``, ``p.fill(..)``, ``out=p``, ``np.add.at(p, ..)``, another helper that changes it, in a loop
+or an ``if``; ``p = p.copy()`` first gives the helper its own array. Helpers whose source cannot be read change
+nothing here.
+
+Each change is :class:`Change`: where it is, and whether it is ``p op= v`` on the parameter's own name (or a
+plain second name of it): Python binds a number again there (the caller's ``t`` is unchanged), NumPy writes into
+an array (a 0-d ``ndarray`` too), so the caller decides by the argument's type when it is specialized
+(``in_place(t, t, alias=..., rank=0)``, frontend/helper_checks.py)."""
 
 from __future__ import annotations
 
-import ast
-import inspect
-import textwrap
 import types
-from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["changed_parameters"]
+import libcst as cst
 
-_CACHE: dict[types.CodeType, dict[int, str]] = {}
+from ..core import TranspileError
+from . import aliasing
+from .names import code, target_names, walk
 
+__all__ = ["Change", "changed_parameters"]
 
-def _own_nodes(fdef: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.AST]:
-    todo: list[ast.AST] = list(fdef.body)
-    while todo:
-        node = todo.pop()
-        yield node
-        todo += [c for c in ast.iter_child_nodes(node)
-                 if not isinstance(c, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef))]
+_CALLER = aliasing.CALLER  # (the second names the scan gives the parameters: the caller's, read after)
 
 
-def _base(t: ast.expr) -> str | None:
-    while isinstance(t, ast.Subscript):
-        t = t.value
-    return t.id if isinstance(t, ast.Name) else None
+@dataclass(frozen=True)
+class Change:
+    """A parameter's in-place change: ``what`` (the statement as written, its line and helper), and ``rebinds``:
+    ``p op= v`` on the parameter's own name, which binds a Python number again (an array changes in place)."""
+    what: str
+    rebinds: bool = False
 
 
-def _flat(t: ast.expr) -> list[ast.expr]:
-    if isinstance(t, (ast.Tuple, ast.List)):
-        return [x for e in t.elts for x in _flat(e.value if isinstance(e, ast.Starred) else e)]
-    return [t]
+_CACHE: dict[types.CodeType, dict[str, Change]] = {}
+_OPEN: set[types.CodeType] = set()  # (helpers being read: a recursive helper changes nothing through itself)
 
 
-def _callee(fn: types.FunctionType, func: ast.expr) -> Any:
-    if not isinstance(func, ast.Name):
-        return None
-    closure = dict(zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False))
-    try:
-        return closure[func.id].cell_contents if func.id in closure else fn.__globals__.get(func.id)
-    except ValueError:  # pragma: no cover (an empty cell)
-        return None
+def _plain_names(fdef: cst.FunctionDef, param: str) -> set[str]:
+    """``param`` and the names bound only to plain copies of it (``v = p``): a change of those by ``v op= w``
+    binds a number again, as ``p op= w`` does."""
+    binds: dict[str, list[cst.BaseExpression | None]] = {}
+    for n in walk(fdef.body):
+        if type(n) is cst.Assign:
+            for t in n.targets:
+                for name in target_names(t.target):
+                    binds.setdefault(name, []).append(n.value if isinstance(t.target, cst.Name) else None)
+        elif type(n) in (cst.For, cst.AnnAssign, cst.NamedExpr, cst.WithItem, cst.CompFor):
+            tgt = getattr(n, "target", None) or getattr(getattr(n, "asname", None), "name", None)
+            for name in target_names(tgt) if tgt is not None else ():
+                binds.setdefault(name, []).append(None)
+    out = {param} if param not in binds else set()
+    grown = True
+    while grown:
+        grown = False
+        for name, values in binds.items():
+            if name not in out and values and all(isinstance(v, cst.Name) and v.value in out for v in values):
+                out.add(name)
+                grown = True
+    return out
 
 
-def changed_parameters(fn: Any, seen: frozenset[types.CodeType] = frozenset()) -> dict[int, str]:
-    """The positions of the parameters ``fn`` changes in place, each with the change as written and where."""
-    if not isinstance(fn, types.FunctionType) or fn.__code__ in seen:
+def _with_callers(fdef: cst.FunctionDef, params: list[str]) -> cst.FunctionDef:
+    """``fdef`` with ``_srcjax_caller_k = p`` for each parameter first and a read of all of them last."""
+    first = [cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(f"{_CALLER}{k}"))],
+                                                      value=cst.Name(p))]) for k, p in enumerate(params)]
+    reads = cst.Tuple(elements=[cst.Element(cst.Name(f"{_CALLER}{k}")) for k in range(len(params))])
+    return fdef.with_changes(body=fdef.body.with_changes(
+        body=[*first, *fdef.body.body, cst.SimpleStatementLine(body=[cst.Expr(reads)])]))
+
+
+def changed_parameters(fn: Any) -> dict[str, Change]:
+    """The parameters ``fn`` changes in place (by name), each with the change."""
+    if not isinstance(fn, types.FunctionType) or fn.__code__ in _OPEN:
         return {}
-    code = fn.__code__
-    if code in _CACHE:
-        return _CACHE[code]
+    code_ = fn.__code__
+    if code_ in _CACHE:
+        return _CACHE[code_]
     module = getattr(fn, "__module__", "") or ""
     if module.split(".")[0] in ("numpy", "srcjax", "jax"):
         return {}
+    from .read import is_generated, read_function
+    from .returned_alias import resolvers
     try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
-    except (OSError, TypeError, SyntaxError):
+        if is_generated(fn):
+            return {}
+        src = read_function(fn)
+    except (TranspileError, OSError, TypeError):
         return {}
-    fdef = tree.body[0] if tree.body else None
-    if not isinstance(fdef, (ast.FunctionDef, ast.AsyncFunctionDef)) or fdef.name != fn.__name__:
-        return {}
-    params = [a.arg for a in [*fdef.args.posonlyargs, *fdef.args.args]]
-    rebound: set[str] = set()
-    changes: dict[str, str] = {}
-    first = code.co_firstlineno - 1
-
-    def change(name: str | None, node: ast.AST, what: str, then: str = "") -> None:
-        if name in params and name not in changes:
-            where = f"line {first + getattr(node, 'lineno', 1)} of {fn.__name__}"
-            changes[name] = f"`{what}` ({where})" + (f", which runs {then}" if then else "")
-
-    for node in _own_nodes(fdef):
-        if isinstance(node, ast.Assign):
-            for t in (x for tgt in node.targets for x in _flat(tgt)):
-                if isinstance(t, ast.Name):
-                    rebound.add(t.id)
-                elif isinstance(t, ast.Subscript):
-                    change(_base(t), node, ast.unparse(node))
-        elif isinstance(node, ast.AugAssign):
-            change(_base(node.target), node, ast.unparse(node))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            rebound.update(x.id for x in _flat(node.target) if isinstance(x, ast.Name))
-        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and isinstance(node.target, ast.Name):
-            rebound.add(node.target.id)
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            rebound.update(x.id for x in _flat(node.optional_vars) if isinstance(x, ast.Name))
-        elif isinstance(node, ast.Call):
-            callee = _callee(fn, node.func)
-            inner = changed_parameters(callee, seen | {code}) if callee is not None else {}
-            if not inner:
-                continue
-            names = list(callee.__code__.co_varnames[:callee.__code__.co_argcount])
-            for k, what in inner.items():
-                positional = [a for a in node.args if not isinstance(a, ast.Starred)]
-                arg = positional[k] if k < len(positional) else next(
-                    (kw.value for kw in node.keywords if kw.arg == names[k]), None)
-                if isinstance(arg, ast.Name):
-                    change(arg.id, node, ast.unparse(node), what)
-    out = {params.index(p): what for p, what in changes.items() if p not in rebound}
-    _CACHE[code] = out
+    _OPEN.add(code_)
+    try:
+        out = _changes(src, resolvers)
+    finally:
+        _OPEN.discard(code_)
+    _CACHE[code_] = out
     return out
+
+
+def _changes(src: Any, resolvers: Any) -> dict[str, Change]:
+    fdef = src.fdef
+    p = fdef.params
+    params = [q.name.value for q in [*p.posonly_params, *p.params, *p.kwonly_params]]
+    if not params:
+        return {}
+    found_: dict[str, Change] = {}
+    first = src.fn.__code__.co_firstlineno
+    todo = list(params)
+    while todo:
+        found, checked = aliasing.scan(_with_callers(fdef, todo), *resolvers(src, fdef))
+        if found is None or not found.alias.startswith(_CALLER):
+            # (an unsure item, `r = p[0]; r += v`: p's row where p is 2-D; the helper's own refusal: its own)
+            for made, _rank in checked.values():
+                base = made.split("[", 1)[0]
+                if base in todo:
+                    found_[base] = Change(f"a change of `{made}` in {src.fn.__name__} (a view of `{base}`'s row "
+                                          f"where it has two dimensions or more)")
+            break
+        param = todo.pop(int(found.alias[len(_CALLER):]))
+        span = src.span(found.statement)
+        where = f"line {span.line if span is not None else first} of {src.fn.__name__}"
+        stmt = found.statement
+        if found.helper:  # (a helper it calls changes it: "`inner(p)` runs `...`")
+            call, _, inner = found.helper.partition(" runs ")
+            found_[param] = Change(f"{call} ({where}), which runs {inner}", rebinds=found.rebinds)
+            continue
+        rebinds = isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name) and \
+            stmt.target.value in _plain_names(fdef, param) and not (found.binding or found.holder or found.repeated)
+        found_[param] = Change(f"`{code(stmt)}` ({where})", rebinds=rebinds)
+    return found_

@@ -2,7 +2,8 @@
 normalizer (as Python runs them: the value evaluated once, then each target assigned left to right):
 
 - ``corr[i + 1:, i] = corr[i, i + 1:] = v``  ->  ``chained = v``, ``corr[i + 1:, i] = chained``,
-  ``corr[i, i + 1:] = chained`` (any mix of names, elements and tuples among the targets);
+  ``corr[i, i + 1:] = chained`` (any mix of names, elements and tuples among the targets); a literal value is
+  written into each target as it is (``force[0] = force[-1] = 0, 0``: no object two items could share);
 - ``KE[0], PE[0] = energy(pos)``  ->  ``item, item_1 = energy(pos)``, ``KE[0] = item``, ``PE[0] = item_1``
   (nested tuples the same way, level by level).
 
@@ -15,6 +16,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import libcst as cst
+
+from .syntax import is_literal
 
 if TYPE_CHECKING:
     from .normalize import Normalizer
@@ -40,7 +43,9 @@ def writes_an_element(s: cst.Assign) -> bool:
 
 def assign(norm: Normalizer, s: cst.Assign) -> None:
     """Emit ``s`` (:func:`writes_an_element`) as assignments to one target each."""
-    if len(s.targets) > 1:
+    if len(s.targets) > 1 and is_literal(s.value):  # (`force[0] = force[-1] = 0, 0`: a literal is no shared object)
+        stmts = [cst.Assign(targets=[t], value=s.value) for t in s.targets]
+    elif len(s.targets) > 1:
         name = cst.Name(norm.fresh("chained"))
         stmts = [cst.Assign(targets=[cst.AssignTarget(name)], value=s.value)]
         stmts += [cst.Assign(targets=[t], value=cst.Name(name.value)) for t in s.targets]

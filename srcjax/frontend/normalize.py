@@ -30,10 +30,9 @@ import libcst as cst
 import numpy as np
 
 from ..adjoint import SAVED_LIST_NAME
-from ..core import ArgumentError, Span, UnknownFunctionError, UnsupportedSyntaxError
+from ..core import ArgumentError, Span, UnknownFunctionError
 from ..primitives import registry
 from . import (
-    aliasing,
     bound_helpers,
     builtin_calls,
     closure_bindings,
@@ -42,6 +41,7 @@ from . import (
     dict_merges,
     dict_methods,
     function_names,
+    helper_checks,
     in_place_updates,
     jax_spellings,
     list_copies,
@@ -55,7 +55,6 @@ from . import (
     numpy_calls,
     object_methods,
     plain_calls,
-    returned_alias,
     returned_closures,
     shadowing,
     sort_keys,
@@ -159,6 +158,7 @@ class Normalizer(Resolver):
         self.spans: dict[int, Span] = {}
         self.updated: set[str] = set()  # names assigned into (y[k] = v)
         self.checked_in_place: dict[int, tuple[str, int]] = {}  # id(`w -= v`) -> what w is bound to (aliasing.scan)
+        self.helper_calls = helper_checks.HelperCalls()  # (calls of helpers changing an argument: helper_checks)
         self.out: list[cst.BaseStatement] = []
 
     # -- emitting ---------------------------------------------------------------
@@ -538,6 +538,7 @@ class Normalizer(Resolver):
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
                 self.small_statement(small)
+                helper_checks.statement_checks(self, small)  # (`scale(t, s)` of `t *= s`, t read after: t's type)
         elif isinstance(s, cst.BaseSmallStatement):  # a one-line body: `def f(x): return x`
             self.small_statement(s)
         elif isinstance(s, cst.If):
@@ -647,6 +648,8 @@ class Normalizer(Resolver):
             raise self.unsupported(s, *unsupported)
         if subscript_writes.statement(self, s):  # y[k] = v, y[k] += v, y[mask] = v, a[i] = b[j] = v (subscript_writes)
             pass
+        elif helper_checks.returned_call(self, s):  # fill(b, x) of a helper writing into b: fill_1, b = fill'(b, x)
+            pass
         elif type(s) is cst.Assign and len(s.targets) == 1 and type(s.targets[0].target) is cst.Name \
                 and type(s.value) is cst.Lambda:  # f = lambda y: ...  ->  def f(y): ...
             self.lambda_function(s.value, s.targets[0].target.value)
@@ -750,13 +753,8 @@ class Normalizer(Resolver):
                                f"rename it, e.g. `{first.value.lstrip('_')}`")
 
     def function(self, name: str) -> cst.FunctionDef:
-        fdef = self.src.fdef
-        # (source srcjax wrote was written from functions checked here already, in ANF: no in-place changes)
-        alias, self.checked_in_place = (None, {}) if is_generated(self.src.fn) else aliasing.scan(
-            fdef, *returned_alias.resolvers(self.src, fdef))
-        if alias is not None:
-            what, hint = aliasing.describe(alias)
-            raise UnsupportedSyntaxError(what, span=self.span(alias.statement), hint=hint)
+        fdef = helper_checks.returning(self.src)  # (a helper's variant returning what it changes: its returns)
+        self.checked_in_place, self.helper_calls = helper_checks.scan(self, fdef)  # (in-place changes: refused)
         params = fdef.params
         if params.star_arg not in (None, cst.MaybeSentinel.DEFAULT) and isinstance(params.star_arg, cst.Param):
             raise self.unsupported(params.star_arg, "*args parameters", "list the parameters explicitly")

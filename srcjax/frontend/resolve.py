@@ -188,6 +188,7 @@ class Resolver:
         self.bindings = {k: v for k, v in (bindings or {}).items() if k not in rebound}
         self.helper_name = helper_name
         self.calls: list[Callable[..., Any]] = []
+        self.unreserved: set[str] = set()  # helpers called only through variants (frontend/helper_checks.py)
         self.call_sites: dict[Callable[..., Any], Span | None] = {}  # where each of `calls` is first named
         built = src.built_names()  # (a tree built from ast: the names its builder met, no walk of the tree)
         self.locals = set(built.bound) if built is not None else local_names(src.fdef)
@@ -361,7 +362,7 @@ class Resolver:
         for name, v in met:  # (after the walk: a comprehension's element is met before its `for`)
             if name is None:
                 self._reserve(v)
-            elif name not in comp:
+            elif name not in comp and name not in self.unreserved:
                 found, v = self.lookup(name)
                 if found:
                     self._reserve(v)

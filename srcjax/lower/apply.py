@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..core import STATIC_EVAL_ERRORS, ArgumentError, DTypeError, InternalError, ShapedArray, StaticValueError
+from .. import pytree
+from ..core import (
+    STATIC_EVAL_ERRORS,
+    ArgumentError,
+    DTypeError,
+    InternalError,
+    NeedStatic,
+    ShapedArray,
+    StaticValueError,
+)
 from ..primitives.registry import LowerCtx, Primitive
 from .hlo import HloValue
 from .values import contains_dynamic, is_dynamic
@@ -111,10 +120,12 @@ def apply_primitive(sp: Specializer, prim: Primitive, args: list[Any], kwargs: d
         if n in prim.arrays:
             if type(v) is HloValue:  # (is_dynamic)
                 all_static = False
-            elif isinstance(v, (list, tuple)) and contains_dynamic(v):  # (as jax: NumPy would make it an array)
-                raise DTypeError(f"{prim.path}(): a {type(v).__name__} of traced values where an array goes",
-                                 hint="pass an array (np.asarray(...) of the list before calling the compiled "
-                                      "function), or make one here with np.stack(...)")
+            elif isinstance(v, (list, tuple)) and contains_dynamic(v):  # (NumPy makes it an array: np.asarray)
+                values[k] = v = _as_array(sp, prim, v)
+                arguments[n] = v
+                bound = inspect.BoundArguments(prim.signature, arguments)
+                args, kwargs = list(bound.args), dict(bound.kwargs)
+                all_static = False
         elif n in prim.array_seqs:
             if not isinstance(v, (tuple, list)):
                 raise DTypeError(f"{prim.path}(): {n} must be a sequence of arrays")
@@ -200,6 +211,27 @@ def _origins(v: Any) -> frozenset[Hashable]:
 
 def _is_weak(v: Any) -> bool:
     return isinstance(v, HloValue) and v.aval.weak_type
+
+
+def _as_array(sp: Specializer, prim: Primitive, v: list[Any] | tuple[Any, ...]) -> Any:
+    """NumPy's ``np.asarray(v)`` of a list or tuple of integers known at run time where ``prim`` takes an array
+    (``np.bitwise_and(mask, vector)`` of a default ``mask=(1, 0, 1)``, hunt24's check_mask): the stack of its items,
+    as strongly typed as NumPy's array of Python ints (int64). Anything else is refused, as jax refuses it: an
+    item of one dimension or more (NumPy's own array of it, or its ragged-list error), and floats (a list argument's
+    derivative is a list, which the array would lose: ``grad(f)([1.5, 2.0])``)."""
+    leaves = pytree.flatten(v)[0]
+    if any((x.aval.ndim if type(x) is HloValue else np.ndim(x)) > 0 or
+           np.dtype(x.aval.dtype if type(x) is HloValue else np.result_type(x)).kind not in "biu" for x in leaves):
+        raise DTypeError(f"{prim.path}(): a {type(v).__name__} of traced values where an array goes",
+                         hint="pass an array (np.asarray(...) of the list before calling the compiled function), or "
+                              "make one here with np.stack(...)")
+    origin = frozenset().union(*(x.aval.origin for x in leaves if type(x) is HloValue))
+    if origin:  # (Python int arguments, a default `mask=(1, 0, 1)`: specialized on, NumPy's tuple then)
+        raise NeedStatic(origin)
+    out = _stacked(sp, v)
+    if type(out) is HloValue and out.aval.weak_type:  # (NumPy's array of Python ints: int64)
+        out = type(out)(out.name, out.aval.update(weak_type=False))
+    return out
 
 
 def _stacked(sp: Specializer, v: Any) -> Any:

@@ -19,6 +19,7 @@ import numpy as np
 from .. import pytree, tree_util
 from ..core import ArgumentError, DTypeError, NeedStatic, ShapeError, StaticValueError
 from ..primitives import registry
+from .hlo import HloValue
 from .host_print import lower_print
 from .values import contains_dynamic, is_dynamic
 
@@ -117,6 +118,24 @@ def _b_sum(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
     return acc
 
 
+def _selected(sp: Specializer, fn: Callable[..., Any], args: list[Any]) -> Any:
+    """Python's ``max(a, b, ...)`` (``min``) of single values, some known only at run time (nussinov's
+    ``max(table[i, j], table[i, j - 1])``): each next value where it compares greater (less) than the one kept,
+    else the one kept (``np.where(b > a, b, a)``: the first of equal values, and a NaN kept or skipped as Python's
+    comparisons do). jax refuses it (a traced value's truth)."""
+    where = registry.lookup(np.where)
+    assert where is not None
+    kept = args[0]
+    for b in args[1:]:
+        if type(kept) is not HloValue and type(b) is not HloValue:
+            kept = fn(kept, b)
+            continue
+        test = sp.apply(registry.PRIMITIVES["greater" if fn is max else "less"], [b, kept],
+                        {}, operator=True)
+        kept = sp.apply(where, [test, b, kept], {})
+    return kept
+
+
 def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[str, Any]], Any]:
     def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
         # (one dict: its keys are compared, static whatever its values: `max(params, key=len)`)
@@ -126,6 +145,9 @@ def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[
             origin = frozenset().union(*(v.aval.origin for v in leaves))
             if origin:  # `min(progress, 1.0)` of a rolled loop's counter (or a Python int argument): static
                 raise NeedStatic(origin)
+            if len(args) >= 2 and not kwargs and all(np.ndim(a) == 0 if type(a) is not HloValue else a.aval.ndim == 0
+                                                     for a in args):
+                return _selected(sp, fn, args)
             raise StaticValueError(
                 f"the builtin {fn.__name__}() compares values known only at run time",
                 hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x); several arrays: "

@@ -42,6 +42,9 @@ def _rebinds(x: ShapedArray, axes: int) -> bool:
 
 def _in_place_abstract(x: ShapedArray, new: ShapedArray, axes: int = 0, alias: str = "",
                        rank: int = 1) -> ShapedArray:
+    if alias and rank == 0 and not x.weak_type:  # (a helper's `t op= v` changes an array argument, a 0-d one too)
+        what, hint = in_place_cast.alias_refusal(alias, rank)
+        raise UnsupportedSyntaxError(what, hint=hint)
     if _rebinds(x, axes):
         return ShapedArray(new.shape, new.dtype, new.weak_type)
     if alias and x.ndim - axes >= rank:  # (x is an array: NumPy's change reaches the container or array read later)
@@ -69,6 +72,8 @@ def _static_target(values: list[Any]) -> Any:
     from ..lower.values import is_dynamic
     x, new = values[0], values[1]
     axes = values[2] if len(values) > 2 and isinstance(values[2], int) else 0
+    if len(values) > 4 and values[3] and values[4] == 0 and isinstance(x, np.ndarray):
+        return None  # (a helper's change of an ndarray the caller reads after: refused by the abstract rule)
     if is_dynamic(x) or isinstance(x, np.ndarray) and x.ndim > axes:
         return None
     return new

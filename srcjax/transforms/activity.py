@@ -773,6 +773,7 @@ _STATIC_RESULT_CALLS = {
     # integer index arrays of static sizes, dtype queries (frontend/callees.py: STATIC_NUMPY)
     "np.indices", "np.triu_indices", "np.tril_indices", "np.finfo", "np.iinfo", "np.promote_types",
     "np.can_cast", "np.issubdtype", "np.hanning", "np.hamming", "np.bartlett", "np.blackman", "np.kaiser",
+    "np.ndindex",
 }
 
 
