@@ -79,7 +79,7 @@ class _Walk:
     guards: list[int] = field(default_factory=list)
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
     returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None  # returned_alias.returned_source
-    changed: Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]] | None = None  # returned_alias's
+    changed: Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]] | None = None  # changed_arguments.py
 
 
 # the second names frontend/changed_arguments.py gives a helper's parameters (the caller's, read after the helper):

@@ -19,16 +19,20 @@ an array (a 0-d ``ndarray`` too), so the caller decides by the argument's type w
 from __future__ import annotations
 
 import types
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from ..core import TranspileError
 from . import aliasing
+from .aliasing import user_view_of
 from .names import code, target_names, walk
+from .returned_alias import returned_source
 
-__all__ = ["Change", "changed_parameters"]
+__all__ = ["Change", "changed_arguments", "changed_parameters", "resolvers"]
 
 _CALLER = aliasing.CALLER  # (the second names the scan gives the parameters: the caller's, read after)
 
@@ -89,7 +93,6 @@ def changed_parameters(fn: Any) -> dict[str, Change]:
     if module.split(".")[0] in ("numpy", "srcjax", "jax"):
         return {}
     from .read import is_generated, read_function
-    from .returned_alias import resolvers
     try:
         if is_generated(fn):
             return {}
@@ -136,3 +139,50 @@ def _changes(src: Any, resolvers: Any) -> dict[str, Change]:
             stmt.target.value in _plain_names(fdef, param) and not (found.binding or found.holder or found.repeated)
         found_[param] = Change(f"`{code(stmt)}` ({where})", rebinds=rebinds)
     return found_
+
+
+def changed_arguments(call: cst.Call, lookup: Callable[[str], Any]) -> list[tuple[str, str, bool, bool, str]]:
+    """(the variable, the change, whether it is ``p op= v``: a number bound again, whether the argument is an item
+    of the variable, the parameter where the argument is the variable itself, else "") for each argument the
+    user's helper ``call`` calls changes in place (frontend/changed_arguments.py): an argument written as a name, a
+    view of one (``fill(b[1:], x)`` writes into ``b``: never a number) or an item (``fill(box[0], x)``: the array
+    the container holds, or a row of ``m``)."""
+    if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
+        return []
+    fn = lookup(call.func.value)
+    changed = changed_parameters(fn)
+    if not changed:
+        return []
+    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    positional = [a.value for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    out = []
+    for param, change in changed.items():
+        k = names.index(param) if param in names else len(positional)
+        arg = positional[k] if k < len(positional) else keywords.get(param)
+        if isinstance(arg, cst.Name):
+            out.append((arg.value, change.what, change.rebinds, False, param))
+        elif arg is not None and (base := user_view_of(arg)) is not None:
+            out.append((base, change.what, False, False, ""))
+        elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name):
+            out.append((arg.value.value, change.what, False, True, ""))
+    return out
+
+
+def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tuple[str, bool] | None],
+                                                       Callable[[str], bool],
+                                                       Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]]]:
+    """``aliasing.scan``'s ``returned``, ``module_array`` and ``changed`` for the function ``src`` reads (its
+    globals and closure; a name the function binds itself is its own, never the module's)."""
+    from .resolve import local_names
+    local = set(local_names(fdef))
+    scope = {**src.fn.__globals__, **src.closure}
+
+    def lookup(name: str) -> Any:
+        return None if name in local else scope.get(name)
+
+    def module_array(name: str) -> bool:
+        return name not in local and isinstance(scope.get(name), np.ndarray)
+
+    return (lambda call: returned_source(call, lookup)), module_array, \
+        (lambda call: changed_arguments(call, lookup))

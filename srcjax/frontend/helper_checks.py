@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..core import UnsupportedSyntaxError
-from . import aliasing, returned_alias
+from . import aliasing, changed_arguments
 from .function_copies import copy_function
 from .in_place_updates import IN_PLACE
 from .names import walk
@@ -48,7 +48,7 @@ def scan(norm: Normalizer, fdef: cst.FunctionDef) -> tuple[dict[int, tuple[str, 
     calls = HelperCalls()
     if is_generated(norm.src.fn):
         return {}, calls
-    alias, checked = aliasing.scan(fdef, *returned_alias.resolvers(norm.src, fdef), deferred=calls.checks,
+    alias, checked = aliasing.scan(fdef, *changed_arguments.resolvers(norm.src, fdef), deferred=calls.checks,
                                    returns=calls.returns)
     if alias is not None:
         what, hint = aliasing.describe(alias)

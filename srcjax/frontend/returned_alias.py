@@ -18,9 +18,6 @@ from typing import Any
 import libcst as cst
 import numpy as np
 
-from .aliasing import user_view_of
-from .changed_arguments import changed_parameters
-
 # the bytecode of `return name`: a local (a parameter) or a global/closure value, then RETURN_VALUE
 _LOCAL_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
 _GLOBAL_LOADS = {"LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME"}
@@ -90,50 +87,3 @@ def returned_source(call: cst.Call, lookup: Callable[[str], Any]) -> tuple[str, 
     for g in sorted(globals_):
         return g, True
     return None
-
-
-def changed_arguments(call: cst.Call, lookup: Callable[[str], Any]) -> list[tuple[str, str, bool, bool, str]]:
-    """(the variable, the change, whether it is ``p op= v``: a number bound again, whether the argument is an item
-    of the variable, the parameter where the argument is the variable itself, else "") for each argument the
-    user's helper ``call`` calls changes in place (frontend/changed_arguments.py): an argument written as a name, a
-    view of one (``fill(b[1:], x)`` writes into ``b``: never a number) or an item (``fill(box[0], x)``: the array
-    the container holds, or a row of ``m``)."""
-    if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
-        return []
-    fn = lookup(call.func.value)
-    changed = changed_parameters(fn)
-    if not changed:
-        return []
-    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
-    positional = [a.value for a in call.args if a.keyword is None]
-    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    out = []
-    for param, change in changed.items():
-        k = names.index(param) if param in names else len(positional)
-        arg = positional[k] if k < len(positional) else keywords.get(param)
-        if isinstance(arg, cst.Name):
-            out.append((arg.value, change.what, change.rebinds, False, param))
-        elif arg is not None and (base := user_view_of(arg)) is not None:
-            out.append((base, change.what, False, False, ""))
-        elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name):
-            out.append((arg.value.value, change.what, False, True, ""))
-    return out
-
-
-def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tuple[str, bool] | None],
-                                                       Callable[[str], bool],
-                                                       Callable[[cst.Call], list[tuple[str, str, bool, bool, str]]]]:
-    """``aliasing.scan``'s ``returned``, ``module_array`` and ``changed`` for the function ``src`` reads (its
-    globals and closure; a name the function binds itself is its own, never the module's)."""
-    from .resolve import local_names
-    local = set(local_names(fdef))
-    scope = {**src.fn.__globals__, **src.closure}
-
-    def lookup(name: str) -> Any:
-        return None if name in local else scope.get(name)
-
-    def module_array(name: str) -> bool:
-        return name not in local and isinstance(scope.get(name), np.ndarray)
-
-    return (lambda call: returned_source(call, lookup)), module_array, \
-        (lambda call: changed_arguments(call, lookup))
