@@ -84,7 +84,7 @@ class VJP:
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = all_params(nf)
-        body, self.spans, self._bounder, self.names = reverse_body(program, nf, max_iters)
+        body, self.spans, self._bounder, self.names = reverse_body(program, nf, max_iters, self.active_params)
         self.tape = self.names.fresh(TAPE_PREFIX)
         from ..frontend.binding_times import BindingTimes
 
