@@ -72,6 +72,9 @@ class _Hoister:
         self.counts: Counter[str] = Counter(n for st, _ in walk(body) for n in _bound(st))
         self.statics: dict[str, int] = {}  # names bound to static values in a branch (static_line)
         self.region: set[str] = set()  # the names the `if` being rewritten binds
+        self.runs: list[cst.If] = []  # its runs (masked)
+        self.partials: set[str] = set()  # (note_partials)
+        self.params = {p.name.value for p in nf.plain_fdef.params.params}
 
     def data_if(self, s: Any) -> bool:
         return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and _has_loop(s)
@@ -83,7 +86,10 @@ class _Hoister:
             if self.data_if(s):
                 self.changed = True
                 self.region = set(assigned_names([s]))
-                out += self.flagged_if(s, None)
+                self.runs = []
+                new = self.flagged_if(s, None)
+                self.note_partials(new)
+                out += new
             elif isinstance(s, (cst.For, cst.While)) and _has_loop_in_data_if(s, self):
                 out.append(self.f.mark(s.with_changes(body=self.f.indented(self.block(s.body.body))),
                                        self.f.span(s)))
@@ -152,6 +158,7 @@ class _Hoister:
                     orelse = cst.Else(body=self.f.indented([self.f.line(t, cst.Name("False"), sp) for t in falses]))
                 out.append(self.f.mark(cst.If(test=cst.Name(flag), body=self.f.indented(list(run)), orelse=orelse),
                                        sp))
+                self.runs.append(out[-1])
                 run.clear()
                 falses.clear()
 
@@ -181,6 +188,18 @@ class _Hoister:
                 out += self.flagged_if(s, flag, isinstance(s.test, cst.Name) and s.test.value in joined)
         flush()
         return out
+
+    def note_partials(self, region: list[Any]) -> None:
+        """The names a run binds (on its flag's path only) that the region reads outside that run and that no
+        statement outside the region binds: reverse mode binds them to ``UNSET`` first (``partials``), as a name an
+        ``if`` on data binds on one path (a loop's `break` flag, ``stop = False`` before it)."""
+        outside = self.counts.copy()
+        outside.subtract(n for st, _ in walk(region) for n in _bound(st))
+        everywhere = Counter(names_in(cst.Module(body=region), skip_targets=True))
+        for run in self.runs:
+            read = everywhere - Counter(names_in(run, skip_targets=True))  # (read outside the run)
+            self.partials |= {n for n in assigned_names([run]) if read[n] > 0 and outside[n] <= 0
+                              and n not in self.params}
 
     def static_line(self, s: Any) -> bool:
         """``n = <static>`` whose name no other statement binds (its value the same on every path), reading no name
@@ -216,10 +235,11 @@ def _has_loop_in_data_if(s: Any, h: _Hoister) -> bool:
 def hoist_branch_loops(nf: NormalizedFunction, body: list[Any], spans: dict[int, Span],
                        active: Sequence[str] = ()) -> tuple[list[Any], dict[int, Span], object]:
     """``body`` with every loop inside an ``if`` on data run outside it, under a flag (see the module docstring);
-    the spans of the new nodes, and what keeps those nodes alive while the spans are used. The body itself
+    the spans of the new nodes, and the rewriter (it keeps those nodes alive while the spans are used; its
+    ``partials``: names bound on one path, to bind to ``UNSET`` first). The body itself
     when it has no such loop. ``active``: the parameters differentiated (a test on them is on data)."""
     h = _Hoister(nf, body, spans, active)
     if not any(h.data_if(st) for st, _ in walk(body)):
         return body, spans, None
     new = h.block(body)
-    return new, h.f.spans, h.f
+    return new, h.f.spans, h
