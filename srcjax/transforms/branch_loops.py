@@ -238,6 +238,8 @@ def hoist_branch_loops(nf: NormalizedFunction, body: list[Any], spans: dict[int,
     the spans of the new nodes, and the rewriter (it keeps those nodes alive while the spans are used; its
     ``partials``: names bound on one path, to bind to ``UNSET`` first). The body itself
     when it has no such loop. ``active``: the parameters differentiated (a test on them is on data)."""
+    if not any(isinstance(st, cst.If) and _has_loop(st) for st, _ in walk(body)):  # (most functions: no analysis)
+        return body, spans, None
     h = _Hoister(nf, body, spans, active)
     if not any(h.data_if(st) for st, _ in walk(body)):
         return body, spans, None
