@@ -109,7 +109,11 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
             continue
         undefined = next((v for v in vals if isinstance(v, Undefined)), None)
         if undefined is not None:  # assigned on some paths only: an error if it is read later
-            avail = {k: v for k, v in enumerate(vals) if not isinstance(v, Undefined) or v.value is not None}
+            # (a value readable only on another branch of this very test, `stop = False` under an earlier
+            # `if gt:`, is unreadable on this one: the branch that reads and rebinds it gives the value; it
+            # gave the earlier one, and a loop's flag lost every update)
+            avail = {k: v for k, v in enumerate(vals) if not isinstance(v, Undefined) or v.value is not None
+                     and k in v.conds.get(index.name, frozenset([k]))}
             conds = [v.conds if isinstance(v, Undefined) else {} for v in avail.values()]
             avs = [(v.value if isinstance(v, Undefined) else v) for v in avail.values()]
             known = [a for a in (x.aval if isinstance(x, HloValue) else aval_of_static(x) for x in avs)
@@ -156,8 +160,9 @@ def branches(sp: Specializer, index: HloValue, fns: Sequence[Callable[[], Any]],
                 v = flat[k][0][j]
                 if v is UNSET:
                     v = sp.b.full(0, a.shape, a.dtype)
-                if isinstance(v, Undefined):
-                    v = v.value if v.value is not None else sp.b.full(0, a.shape, a.dtype)
+                if isinstance(v, Undefined):  # (zeros where it cannot be read: see avail above)
+                    readable = v.value is not None and k in v.conds.get(index.name, frozenset([k]))
+                    v = v.value if readable else sp.b.full(0, a.shape, a.dtype)
                 outs_k.append(leaf_value(sp, v, a))
             sp.b.region_return(outs_k)
     if dyn:

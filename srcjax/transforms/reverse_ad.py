@@ -84,7 +84,9 @@ class VJP:
         self.helpers = helpers
         self.out_lines = out_lines
         self.params = all_params(nf)
-        body, self.spans, self._bounder, self.names = reverse_body(program, nf, max_iters)
+        body, self.spans, self._bounder, self.names = reverse_body(program, nf, max_iters, self.active_params)
+        # names bound on one path of a loop's `if` run outside it: UNSET first (transforms/branch_loops.py)
+        self.branch_partials: set[str] = getattr(self._bounder[1], "partials", set())  # type: ignore[index]
         self.tape = self.names.fresh(TAPE_PREFIX)
         from ..frontend.binding_times import BindingTimes
 
@@ -788,7 +790,8 @@ class VJP:
             self.adjoint(self.body, 1, adj, defined)
             # finish_bars reads a parameter that got no cotangent (zeros_like(p)): its value on entry
             needed = lines_read(adj) | {p for p in self.active_params if p not in defined}
-            unset = sorted(((self.partial & needed) | self.maybe_unbound) - self.final_bound - self.declared)
+            unset = sorted(((self.partial & needed) | self.maybe_unbound | self.branch_partials) - self.final_bound
+                           - self.declared)
             primal[:0] = [f"    {n} = UNSET" for n in unset]
             self.final_bound.update(unset)
             self.restore = {n for n in self.saved if n in needed}

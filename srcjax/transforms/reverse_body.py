@@ -8,6 +8,7 @@ iterables as written. :class:`~.reverse_ad.VJP` reads what :func:`reverse_body` 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import libcst as cst
@@ -20,7 +21,8 @@ from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
 from .anf import DifferentiationError, derivative_names, inline_loop_iterables
-from .bounded import Bounder, bound_loops
+from .bounded import bound_loops
+from .branch_loops import hoist_branch_loops
 from .inline_calls import inline_calls_in_data_branches
 from .inline_lax import inline_lax
 
@@ -35,15 +37,18 @@ def single_exit(fdef: cst.FunctionDef, names: Names, spans: dict[int, Any]) -> l
                                    hint="break out of the loop with a flag and return after it") from None
 
 
-def reverse_body(program: Program, nf: NormalizedFunction,
-                 max_iters: int | None) -> tuple[list[Any], dict[int, Span], Bounder | None, Names]:
-    """``nf``'s body for reverse mode, the spans of the nodes the passes made, the loop bounder (it keeps those
-    nodes alive while their spans are used) and the names the derivative may take (none of the passes' reused)."""
+def reverse_body(program: Program, nf: NormalizedFunction, max_iters: int | None,
+                 active: Sequence[str] = ()) -> tuple[list[Any], dict[int, Span], object, Names]:
+    """``nf``'s body for reverse mode, the spans of the nodes the passes made, what keeps those nodes alive while
+    their spans are used, and the names the derivative may take (none of the passes' reused). ``active``: the
+    parameters differentiated (arrays: a test on them is on data)."""
     body = single_exit(nf.plain_fdef, derivative_names(program, nf, ()), nf.spans)  # (loop returns' flags)
     body = inline_lax(nf, body)  # user srcjax.lax calls -> if/for/while (see transforms/inline_lax.py)
     # while on data -> bounded for; break/continue -> flags (see transforms/bounded.py)
     body, spans, bounder = bound_loops(nf, body, max_iters)
     body = inline_calls_in_data_branches(program, nf, body)
+    # loops inside ifs on data: the if as a flag tested inside the loop (see transforms/branch_loops.py)
+    body, spans, hoister = hoist_branch_loops(nf, body, spans, active)
     body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
     names = derivative_names(program, nf, body)  # (after the passes: none of their names reused)
     if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
@@ -55,4 +60,4 @@ def reverse_body(program: Program, nf: NormalizedFunction,
             raise DifferentiationError(f"{nf.name}: `return` inside if/for is not supported in reverse mode "
                                        "yet", hint="assign the result in each branch and return it once")
         assert not isinstance(s, (cst.Break, cst.Continue)), "bound_loops leaves no loop exits"
-    return body, spans, bounder, names
+    return body, spans, (bounder, hoister), names

@@ -1,0 +1,247 @@
+"""Loops inside ``if``s on data, for reverse mode: the ``if`` moves into the loop (:func:`hoist_branch_loops`).
+
+Reverse mode saves each loop iteration's values on the tape, and a tape cannot be pushed inside a branch on data
+(the branch is a generated function: ``srcjax.lax.cond``). So, before differentiating, every loop inside an ``if``
+on data runs its whole trip count outside the ``if``, each step doing its work where the test held: the ``if``
+becomes a flag tested inside the loop. The statements around the loop keep the same test, each run of them in an
+``if`` of its own; an ``else`` branch tests ``np.logical_not`` of the flag, a nested ``if`` on data the two flags
+joined by ``np.logical_and``::
+
+    if np.max(x) > 1:                       gt = max_1 > 1
+        y = 2 * y                           if gt:
+        for i in range(n):         ->           y = 2 * y
+            y = y * x + 1                   for i in range(n):
+    else:                                       if gt:
+        y = -y                                      y = y * x + 1
+                                            not_gt = np.logical_not(gt)
+                                            if not_gt:
+                                                y = -y
+
+What a step where the flag is off computes is nothing: its branch on data keeps every value as it was, and the
+adjoint of that step passes every cotangent through, so the derivative is the one of the ``if`` (as jax's
+``lax.cond`` around a ``fori_loop``). The loop's sequence must not depend on the branch (a ``for`` over a range, or
+over values computed before the ``if``): Python evaluates it once, before the first step, and so does the flag
+form; a ``while`` on data is a bounded ``for`` already (``transforms/bounded.py`` runs first), its ``break`` a
+flag. A name first bound in one of the runs and read by a later one is bound on that path only: reverse mode
+binds it to ``UNSET`` first, as for any name an ``if`` on data binds on one path (read under the same test only).
+
+A step whose flag is off still runs (the branch not taken, doing nothing): a loop of ``n`` steps costs ``n``
+tests whatever the data, as the bounded ``while`` costs ``max_iters`` iterations.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+import libcst as cst
+
+from ..core import Span
+from ..frontend.binding_times import DYNAMIC, STATIC, BindingTimes
+from ..frontend.functionalize import Functionalizer
+from ..frontend.names import assigned_names, names_in, target_names
+from ..frontend.normalize import NormalizedFunction
+from ..frontend.restructure import walk
+from ..frontend.syntax import dotted_call, orelse_stmts
+from .anf import DifferentiationError
+
+__all__ = ["hoist_branch_loops"]
+
+
+def _bound(st: Any) -> list[str]:
+    """The names a statement of :func:`walk` binds."""
+    if isinstance(st, cst.Assign):
+        return [n for t in st.targets for n in target_names(t.target)]
+    if isinstance(st, (cst.AugAssign, cst.AnnAssign, cst.For)):
+        return target_names(st.target)
+    return []
+
+
+def _has_loop(s: Any) -> bool:
+    return any(isinstance(st, (cst.For, cst.While)) for st, _ in walk([s]))
+
+
+class _Hoister:
+    def __init__(self, nf: NormalizedFunction, body: Sequence[Any], spans: dict[int, Span],
+                 active: Sequence[str]) -> None:
+        self.bta = BindingTimes(nf, nf.plain_fdef, body, dynamic=active)  # (differentiated: arrays)
+        self.f = Functionalizer(nf, self.bta, set(names_in(nf.plain_fdef)) | set(names_in(cst.Module(body=body))))
+        self.f.spans.update(spans)
+        self.changed = False
+        self.counts: Counter[str] = Counter(n for st, _ in walk(body) for n in _bound(st))
+        self.statics: dict[str, int] = {}  # names bound to static values in a branch (static_line)
+        self.region: set[str] = set()  # the names the `if` being rewritten binds
+        self.runs: list[cst.If] = []  # its runs (masked)
+        self.partials: set[str] = set()  # (note_partials)
+        self.params = {p.name.value for p in nf.plain_fdef.params.params}
+
+    def data_if(self, s: Any) -> bool:
+        return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and _has_loop(s)
+
+    def block(self, stmts: Sequence[Any]) -> list[Any]:
+        """``stmts`` with every ``if`` on data that holds a loop rewritten (see the module docstring)."""
+        out: list[Any] = []
+        for s in stmts:
+            if self.data_if(s):
+                self.changed = True
+                self.region = set(assigned_names([s]))
+                self.runs = []
+                new = self.flagged_if(s, None)
+                self.note_partials(new)
+                out += new
+            elif isinstance(s, (cst.For, cst.While)) and _has_loop_in_data_if(s, self):
+                out.append(self.f.mark(s.with_changes(body=self.f.indented(self.block(s.body.body))),
+                                       self.f.span(s)))
+            elif isinstance(s, cst.If) and _has_loop_in_data_if(s, self):
+                orelse: cst.If | cst.Else | None = s.orelse
+                if isinstance(orelse, cst.If):
+                    chain = self.block([orelse])
+                    orelse = chain[0] if len(chain) == 1 and isinstance(chain[0], cst.If) else \
+                        cst.Else(body=self.f.indented(chain))
+                elif orelse is not None:
+                    orelse = orelse.with_changes(body=self.f.indented(self.block(orelse.body.body)))
+                out.append(self.f.mark(s.with_changes(body=self.f.indented(self.block(s.body.body)), orelse=orelse),
+                                       self.f.span(s)))
+            else:
+                out.append(s)
+        return out
+
+    def flagged_if(self, s: cst.If, outer: str | None, joined: bool = False) -> list[Any]:
+        """``if test: A else: B`` (on data, holding a loop) under the flag ``outer`` (None: none) as ``A`` under
+        ``test`` and ``B`` under ``not test`` (each joined with ``outer``), loops outside the tests. ``joined``: the
+        test is False already where ``outer`` is off (it is bound to False there: :meth:`masked`)."""
+        sp = self.f.span(s)
+        out: list[Any] = []
+        test = self.f.atom(s.test, out, sp)
+        assert isinstance(test, cst.Name)
+        t = test.value
+        if t in assigned_names(list(s.body.body) + orelse_stmts(s)):  # (the test as it is before the branch)
+            keep = self.f.fresh(f"{t}_flag")
+            self.bta.declare(keep, DYNAMIC)
+            out.append(self.f.line(keep, cst.Name(t), sp))
+            t = keep
+        yes = t if outer is None or joined else \
+            self.flag("and_", dotted_call("np.logical_and", cst.Name(outer), cst.Name(t)), out, sp)
+        out += self.masked(list(s.body.body), yes, sp)
+        other = orelse_stmts(s)
+        if other:
+            no = self.flag(f"not_{t}", dotted_call("np.logical_not", cst.Name(t)), out, sp)
+            if outer is not None:
+                no = self.flag("and_", dotted_call("np.logical_and", cst.Name(outer), cst.Name(no)), out, sp)
+            out += self.masked(other, no, sp)
+        return out
+
+    def flag(self, hint: str, value: cst.BaseExpression, out: list[Any], sp: Span | None) -> str:
+        name = self.f.fresh(hint)
+        self.bta.declare(name, DYNAMIC)
+        out.append(self.f.line(name, value, sp))
+        return name
+
+    def masked(self, stmts: Sequence[Any], flag: str, sp: Span | None) -> list[Any]:
+        """``if flag: stmts`` with no loop inside the ``if``: runs of statements without loops each in an ``if
+        flag:`` of their own, a loop's body masked in turn, an ``if`` on data holding a loop flagged again.
+
+        Assignments of static values (``n = x.shape[0]``, bound nowhere else) run unmasked, before the run they are
+        in: a loop's range may read them. The test of an ``if`` on data holding a loop, bound in a run (a loop
+        body's ``gt = y[i] > 0``), is bound to ``False`` where ``flag`` is off: it is the joined flag then."""
+        out: list[Any] = []
+        run: list[Any] = []
+        tests = {st.test.value for st in stmts if isinstance(st, cst.If) and _has_loop(st) and isinstance(
+            st.test, cst.Name) and self.bta.of(st.test) != STATIC and self.counts.get(st.test.value) == 1}
+        falses: list[str] = []  # tests the run binds
+
+        def flush() -> None:
+            if run:
+                orelse = None
+                if falses:
+                    orelse = cst.Else(body=self.f.indented([self.f.line(t, cst.Name("False"), sp) for t in falses]))
+                out.append(self.f.mark(cst.If(test=cst.Name(flag), body=self.f.indented(list(run)), orelse=orelse),
+                                       sp))
+                self.runs.append(out[-1])
+                run.clear()
+                falses.clear()
+
+        joined: set[str] = set()
+        for s in stmts:
+            if self.static_line(s):
+                out.append(s)
+                continue
+            if not _has_loop(s) or isinstance(s, cst.While):  # (a `while` left: on static values; refused later)
+                run.append(s)
+                bound = set(assigned_names([s]))
+                falses += sorted(tests & bound)
+                joined |= tests & bound
+                continue
+            flush()
+            if isinstance(s, cst.For):
+                self.check_sequence(s, stmts)
+                out.append(self.f.mark(s.with_changes(body=self.f.indented(self.masked(s.body.body, flag, sp))),
+                                       self.f.span(s)))
+            elif self.bta.of(s.test) == STATIC:  # a static `if`: each branch masked (one the lowering decides is
+                # on data here: under a test on data, a name its test reads may be)
+                body = self.masked(s.body.body, flag, sp)
+                other = orelse_stmts(s)
+                orelse = cst.Else(body=self.f.indented(self.masked(other, flag, sp))) if other else None
+                out.append(self.f.mark(s.with_changes(body=self.f.indented(body), orelse=orelse), self.f.span(s)))
+            else:
+                out += self.flagged_if(s, flag, isinstance(s.test, cst.Name) and s.test.value in joined)
+        flush()
+        return out
+
+    def note_partials(self, region: list[Any]) -> None:
+        """The names a run binds (on its flag's path only) that the region reads outside that run and that no
+        statement outside the region binds: reverse mode binds them to ``UNSET`` first (``partials``), as a name an
+        ``if`` on data binds on one path (a loop's `break` flag, ``stop = False`` before it)."""
+        outside = self.counts.copy()
+        outside.subtract(n for st, _ in walk(region) for n in _bound(st))
+        everywhere = Counter(names_in(cst.Module(body=region), skip_targets=True))
+        for run in self.runs:
+            read = everywhere - Counter(names_in(run, skip_targets=True))  # (read outside the run)
+            self.partials |= {n for n in assigned_names([run]) if read[n] > 0 and outside[n] <= 0
+                              and n not in self.params}
+
+    def static_line(self, s: Any) -> bool:
+        """``n = <static>`` whose name no other statement binds (its value the same on every path), reading no name
+        the branch computes (but other such static names)."""
+        if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)):
+            return False
+        a = s.body[0]
+        names = [n for t in a.targets for n in target_names(t.target)]
+        if not names or any(self.counts.get(n) != 1 for n in names) or \
+                set(names_in(a.value)) & (self.region - set(self.statics)) or \
+                self.bta.at(a.value, self.statics) != STATIC:
+            return False
+        self.statics.update(dict.fromkeys(names, STATIC))
+        return True
+
+    def check_sequence(self, s: cst.For, branch: Sequence[Any]) -> None:
+        """A loop's sequence must be the same on both paths: no array the branch computes before the loop."""
+        before = branch[:list(map(id, branch)).index(id(s))]
+        bound = set(assigned_names(before))
+        made = [n for n in names_in(s.iter) if n in bound and n not in self.statics]
+        if made:
+            raise DifferentiationError(
+                f"reverse mode through a loop over `{made[0]}` inside an `if` on array data, `{made[0]}` computed in "
+                "the branch, is not supported yet", span=self.f.span(s),
+                hint="loop over an index range instead (`for i in range(n):`), or compute the sequence before the "
+                     "`if`")
+
+
+def _has_loop_in_data_if(s: Any, h: _Hoister) -> bool:
+    return any(h.data_if(st) for st, _ in walk([s]))
+
+
+def hoist_branch_loops(nf: NormalizedFunction, body: list[Any], spans: dict[int, Span],
+                       active: Sequence[str] = ()) -> tuple[list[Any], dict[int, Span], object]:
+    """``body`` with every loop inside an ``if`` on data run outside it, under a flag (see the module docstring);
+    the spans of the new nodes, and the rewriter (it keeps those nodes alive while the spans are used; its
+    ``partials``: names bound on one path, to bind to ``UNSET`` first). The body itself
+    when it has no such loop. ``active``: the parameters differentiated (a test on them is on data)."""
+    if not any(isinstance(st, cst.If) and _has_loop(st) for st, _ in walk(body)):  # (most functions: no analysis)
+        return body, spans, None
+    h = _Hoister(nf, body, spans, active)
+    if not any(h.data_if(st) for st, _ in walk(body)):
+        return body, spans, None
+    new = h.block(body)
+    return new, h.f.spans, h
