@@ -114,9 +114,12 @@ def _target_parts(target: cst.BaseExpression, live: set[str], path: Path, out: s
     return True
 
 
-def _read_parts(t: str, body: Sequence[Any], live: set[str]) -> set[Path] | None:
-    """The keys ``K`` of the reads ``u = t[K]`` (u live) of the name ``t``; None where ``t`` is read any other way
-    (then all of it may get a cotangent)."""
+def _read_parts(t: str, body: Sequence[Any], live: set[str], returned: set[str],
+                seen: frozenset[str] = frozenset()) -> set[Path] | None:
+    """The paths ``K`` of the reads ``u = t[K]`` (u live) of the name ``t``, and deeper where ``u`` is read the same
+    way (``t[0][1]``); None where ``t`` is returned or read any other way (then all of it may get a cotangent)."""
+    if t in returned or t in seen:
+        return None
     out: set[Path] = set()
     for s in _statements(body):
         if isinstance(s, (cst.If, cst.While)):
@@ -129,8 +132,13 @@ def _read_parts(t: str, body: Sequence[Any], live: set[str]) -> set[Path] | None
             v = s.value
             if isinstance(v.value, cst.Name) and v.value.value == t and len(v.slice) == 1 and \
                     isinstance(v.slice[0].slice, cst.Index) and (k := _key(v.slice[0].slice.value)) is not None:
-                if any(n in live for tg in s.targets for n in names_in(tg.target)):
-                    out.add((k,))
+                targets = [n for tg in s.targets for n in names_in(tg.target)]
+                if not any(n in live for n in targets):
+                    continue
+                u = s.targets[0].target
+                deeper = _read_parts(u.value, body, live, returned, seen | {t}) \
+                    if len(s.targets) == 1 and isinstance(u, cst.Name) else None
+                out |= {(k,)} if deeper is None else {(k, *p) for p in deeper}
                 continue
         reads = names_in(s.value) if isinstance(s, cst.Assign) else names_in(s)
         if t in reads:
@@ -176,6 +184,7 @@ class CallParts:
         live = live_names(v.body, v.act.active, seeds)
         if live is None:
             return out
+        returned = set(names_in(ret)) if ret is not None else set()  # (a name returned: all of it)
         for s in _statements(v.body):
             if not isinstance(s, cst.Assign) or not isinstance(s.value, cst.Call) or len(s.targets) != 1:
                 continue
@@ -184,10 +193,8 @@ class CallParts:
                 continue
             target = s.targets[0].target
             parts: set[Path] | None = set()
-            if isinstance(target, cst.Name) and ret is not None and target.value in names_in(ret):
-                parts = None  # (returned: all of it)
-            elif isinstance(target, cst.Name):
-                parts = _read_parts(target.value, v.body, live) if target.value in live else set()
+            if isinstance(target, cst.Name):
+                parts = _read_parts(target.value, v.body, live, returned) if target.value in live else set()
             elif not _target_parts(target, live, (), parts):  # type: ignore[arg-type]
                 parts = None
             out[id(op)] = None if parts is None else frozenset(parts)
