@@ -263,7 +263,7 @@ def _program(seed: int) -> tuple[str, bool]:
             sites.append(f"total = total + {wrap}({e}) * {1.0 + 0.5 * k}" if wrap else
                          f"total = total + {e} * {1.0 + 0.5 * k}")
     pad = "        " if loop else "    "
-    inner = [f"{pad}{s}" for s in sites]
+    inner = [f"{pad}{s}" for s in sites] or [f"{pad}pass"]
     head = ["    for k in range(2):"] if loop else []
     for name, start, out in (("loss", "0.0", "np.sum(total)"), ("loss_vec", "np.zeros(3)", "total * 1.0")):
         lines += [f"def {name}(x, w):", f"    total = {start}", *head, *inner, f"    return {out}", "", ""]
