@@ -60,7 +60,9 @@ def _flows(body: Sequence[Any], out: list[tuple[set[str], set[str]]]) -> bool:
                 if isinstance(small, cst.Assign):
                     targets = {n for t in small.targets for n in names_in(t.target)}
                     bound = {n for t in small.targets for n in target_names(t.target)}  # (`a[i] = v`: a read too)
-                    out.append((targets, (targets if targets != bound else set()) | set(names_in(small.value))))
+                    reads = set(names_in(small.value))  # (a call may change a list it is given: `f_fwd(x, _tape)`)
+                    changed = reads if isinstance(small.value, cst.Call) else set()
+                    out.append((targets | changed, (targets if targets != bound else set()) | reads))
                 elif isinstance(small, (cst.Pass, cst.Break, cst.Continue)):
                     continue
                 elif isinstance(small, (cst.Return, cst.Raise, cst.Global, cst.Nonlocal, cst.Import,
