@@ -95,7 +95,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     base = c.fn
     prog = c.program if not bindings else Program(base, bindings)
     nums, single = _argnums(argnums, len(c.params))
-    if kind == "jvp":
+    if kind in ("jvp", "jvp_tangent"):
         max_iters = None
     elif max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1):
         raise DTypeError(f"max_iters must be a positive int, not {max_iters!r}")
@@ -107,7 +107,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     if owner_of(base) is not None:  # a custom_vjp/custom_jvp itself: differentiate a caller, so its rule applies
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
-    name = Names(prog.functions).fresh(f"{entry_name}_{kind.removesuffix('_arrays')}")
+    name = Names(prog.functions).fresh(f"{entry_name}_{kind.removesuffix('_arrays').removesuffix('_tangent')}")
     header = "import numpy as np\nfrom srcjax.adjoint import *\n\n\n"  # (ad.ADJOINT_IMPORTS: its __all__)
     halves: split.Split | None = None
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
@@ -150,8 +150,9 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     elif kind.startswith(("jacfwd", "jacrev")):  # (_loop: the loop form; _arrays: the array form)
         text = jacobian_source(base, name, nums[0], kind[:6], max_iters, extra, derivative_function,
                                batched="_loop" not in kind, arrays=kind.endswith("_arrays"))
-    elif kind == "jvp":
-        text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
+    elif kind in ("jvp", "jvp_tangent"):  # (jvp_tangent: the output's tangent alone, for a Jacobian's array form)
+        text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins,
+                                                                                 kind == "jvp_tangent"))
     else:  # pragma: no cover
         raise ValueError(kind)
     keep, pure = readable.user_names(prog), set(ad.ADJOINT_IMPORTS)  # (the user's names stay as written)
@@ -190,7 +191,7 @@ def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, 
     stays float32: no cast to keep). (Not that a tangent has its primal's dtype: grad of grad
     seeds a Python float's tangent with a float64 array, not a Python float.)"""
     floats = {params[i] for i in nums}
-    if kind in ("jvp", "vjp"):
+    if kind in ("jvp", "jvp_tangent", "vjp"):
         fdef = next((n for n in parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
         if fdef is not None:
             floats.update(a.arg for a in fdef.args.args[len(params):])

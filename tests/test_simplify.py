@@ -75,13 +75,56 @@ def test_keeps_impure_calls_reassigned_names_and_loops():
                 t = x
                 _tape.append(t)
             w = x
-            return y
+            return y, z
     """
     out = simp(src)
     assert "y = helper_fwd(x, _tape)" in out  # may push on the tape: kept though y's value is unused here
     assert "z = x" in out and "z = z * 2" in out  # z is bound twice: not a copy to propagate
     assert "t = x" in out  # inside a loop: untouched
     assert "w = x" not in out  # dead
+
+
+def test_dead_rebindings_dropped():
+    """A name bound again and again at the top level (a JVP's primal output ``x_bar`` its tangent-only form drops):
+    each binding nothing reads before the next is dead code; a read in between, a binding in a block or a tuple
+    target, or a nested function keeps them."""
+    out = simplify_source(textwrap.dedent("""
+        def f(x, x_dot):
+            x_bar = zeros_like(x)
+            x_bar_dot = zeros_like(x)
+            x_bar = index_add(x_bar, 0, x)
+            x_bar_dot = index_add(x_bar_dot, 0, x_dot)
+            x_bar = index_add(x_bar, 1, x)
+            return x_bar_dot
+    """), {"zeros_like", "index_add"})
+    assert "x_bar =" not in out and out.count("x_bar_dot = index_add") == 1
+    kept = simp("""
+        def f(x):
+            a = x * 2
+            b = a + 1
+            a = a * 3
+            for i in range(2):
+                a = a + i
+            c, a = a, x
+            return b
+    """)
+    assert "a = x * 2" in kept and "a = a * 3" in kept  # (a bound in a loop and by a tuple: not straight-line)
+    closure = simp("""
+        def f(x):
+            a = x * 2
+            g = lambda: a
+            a = x * 3
+            return g()
+    """)
+    assert "a = x * 2" in closure and "a = x * 3" in closure
+    read = simp("""
+        def f(x):
+            a = x * 2
+            b = np.sin(a)
+            a = x * 3
+            return b + a
+    """)
+    assert "a = x * 2" in read and "a = x * 3" in read
 
 
 def test_no_array_folding():

@@ -690,9 +690,11 @@ class _Function:
             stmts.append(_Stmt(s, ls, le, solo))
         seen: dict[str, str] = {}
         later: list[_Stmt] = []  # renamed after the pass (the final renaming is known then)
+        scoped = False  # (a nested scope: a name it reads is read when it runs, not where it is)
         for st in stmts:
             s = st.node
             if not isinstance(s, _SIMPLE) or not _SCOPE_KINDS.isdisjoint(map(type, walked(s))):
+                scoped = scoped or not _SCOPE_KINDS.isdisjoint(map(type, walked(s)))
                 later.append(st)
                 self._forget(s)
                 continue
@@ -715,7 +717,7 @@ class _Function:
         for st in later:
             r = self._generic(st.node)
             st.edits, st.reads = r.edits, r.reads
-        self._dead_code(stmts)
+        self._dead_code(stmts, {} if scoped else self._rebound(stmts))
         out: list[tuple[int, int, str]] = []
         kept = [st for st in stmts if not st.deleted]
         if not kept:  # pragma: no cover - a function always returns
@@ -780,7 +782,25 @@ class _Function:
             if f.const is not None:
                 self.facts[k] = f._replace(const=None)
 
-    def _dead_code(self, stmts: list[_Stmt]) -> None:
+    def _rebound(self, stmts: list[_Stmt]) -> dict[str, set[int]]:
+        """The names bound more than once, every time by a top-level ``name = <e>`` (no parameter, no
+        binding in a block or a tuple target, no ``global``): the indices of those statements."""
+        if all(v <= 1 for v in self.binds.values()):
+            return {}
+        at: dict[str, set[int]] = {}
+        for i, st in enumerate(stmts):
+            s = st.node
+            if s.__class__ is ast.Assign and len(s.targets) == 1 and s.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]
+                n = s.targets[0].id  # type: ignore[attr-defined]
+                if self.binds[n] > 1:
+                    at.setdefault(n, set()).add(i)
+        return {n: ks for n, ks in at.items()
+                if len(ks) == self.binds[n] and n not in self.volatile and n not in self.params}
+
+    def _dead_code(self, stmts: list[_Stmt], rebound: dict[str, set[int]]) -> None:
+        """Delete pure statements whose names nothing reads: bound once, or (``rebound``, straight-line
+        bindings alone) not read before the name's next binding or the end (``x_bar = index_add(x_bar,
+        ...)`` chains of a primal output a JVP's caller drops)."""
         reads: Counter[str] = Counter()
         for st in stmts:
             if not st.deleted:
@@ -788,13 +808,29 @@ class _Function:
         changed = True
         while changed:
             changed = False
-            for st in reversed(stmts):
+            for i in range(len(stmts) - 1, -1, -1):
+                st = stmts[i]
                 if st.deleted or not st.pure or not st.solo or not st.targets:
                     continue
-                if all(reads[n] == 0 and self.binds[n] == 1 for n in st.targets):
+                if all(reads[n] == 0 and self.binds[n] == 1 for n in st.targets) or \
+                        len(st.targets) == 1 and st.targets[0] in rebound and \
+                        _unread_after(stmts, i, st.targets[0], rebound[st.targets[0]]):
                     st.deleted = True
                     reads.subtract(st.reads)
                     changed = True
+
+
+def _unread_after(stmts: list[_Stmt], i: int, n: str, bindings: set[int]) -> bool:
+    """Whether no statement after ``stmts[i]`` reads ``n`` before one binds it again (or the body ends)."""
+    for k in range(i + 1, len(stmts)):
+        st = stmts[k]
+        if st.deleted:
+            continue
+        if n in st.reads:
+            return False
+        if k in bindings:
+            return True
+    return True
 
 
 def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
