@@ -157,8 +157,11 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         raise ValueError(kind)
     keep, pure = readable.user_names(prog), set(ad.ADJOINT_IMPORTS)  # (the user's names stay as written)
     # (the parameters read from the module the simplifier parses next: one parse, shared)
-    anf_text = text if halves is not None else simplify_source(header + text, pure, _float_parameters(
-        header + text, name, c.params, nums, kind), keep)
+    floats = _float_parameters(header + text, name, c.params, nums, kind)
+    # (jvp_tangent: a Jacobian's array form calls it with a basis of the argument's tangents, which has the
+    # argument's shape and dtype; `broadcast_like(x_dot[1:], sub)` is then x_dot[1:] itself)
+    alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
+    anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
     module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
@@ -181,6 +184,14 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         derived.__srcjax_split__ = (functions[halves.bwd], halves.reads, halves.residuals)
     _DERIVED.set(base, key, derived)
     return derived
+
+
+def _tangent_pairs(text: str, name: str, params: list[str], nums: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """``(x_dot, x)`` for each tangent parameter of the generated JVP ``name`` and its primal."""
+    fdef = next((n for n in parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if fdef is None:  # pragma: no cover - the writer wrote it
+        return ()
+    return tuple((a.arg, params[i]) for a, i in zip(fdef.args.args[len(params):], nums))
 
 
 def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, ...],

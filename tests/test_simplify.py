@@ -127,6 +127,33 @@ def test_dead_rebindings_dropped():
     assert "a = x * 2" in read and "a = x * 3" in read
 
 
+def test_a_tangent_alike_its_primal_and_np_s_slices() -> None:
+    """``alike``: a tangent parameter of its primal's shape (and dtype whenever both are floating point), as a
+    Jacobian's basis is; ``x_dot[getitem]`` of a name bound to ``np.s_[1:]`` is ``x_dot[1:]``: the tangent's
+    ``broadcast_like`` to the result's shape is the tangent itself. Without ``alike``, kept."""
+    src = textwrap.dedent("""
+        def f(x, x_dot):
+            getitem = np.s_[1:]
+            a = x_dot[getitem]
+            b = x_dot[np.s_[:-1]]
+            sub = x[1:] - x[:-1] ** 2
+            return broadcast_like(a, sub) + broadcast_like(b, sub)
+    """)
+    pure = {"broadcast_like"}
+    out = simplify_source(src, pure, {"f": frozenset({"x", "x_dot"})}, alike={"f": (("x_dot", "x"),)})
+    assert "broadcast_like" not in out
+    assert out.count("broadcast_like(") == 0
+    kept = simplify_source(src, pure, {"f": frozenset({"x", "x_dot"})})
+    assert kept.count("broadcast_like(") == 2
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal(6), rng.standard_normal(6)
+    from srcjax.adjoint import broadcast_like
+    for text in (out, kept):
+        ns: dict[str, Any] = {"np": np, "broadcast_like": broadcast_like}
+        exec(text, ns)
+        np.testing.assert_array_equal(ns["f"](x, t), t[1:] + t[:-1])
+
+
 def test_no_array_folding():
     out = simp("""
         def f(x):
@@ -426,10 +453,11 @@ def _sources(fn: Any, argnums: tuple[int, ...]) -> tuple[Any, Any]:
         seen: list[str] = []
         orig = ad_mod.simplify_source
 
-        def spy(text: str, pure: set[str], floats: Any = None, keep: frozenset[str] = frozenset()) -> str:
+        def spy(text: str, pure: set[str], floats: Any = None, keep: frozenset[str] = frozenset(),
+                alike: Any = None) -> str:
             seen.append(text)
             floats_seen.append((floats, keep))
-            return orig(text, pure, floats, keep)
+            return orig(text, pure, floats, keep, alike)
 
         floats_seen: list[Any] = []
         ad_mod.simplify_source = spy

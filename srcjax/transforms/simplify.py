@@ -220,7 +220,8 @@ class _Stmt:
 
 class _Function:
     def __init__(self, fdef: ast.FunctionDef, t: _Text, pure_calls: set[str],
-                 floats: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset()) -> None:
+                 floats: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset(),
+                 alike: tuple[tuple[str, str], ...] = ()) -> None:
         self.fdef = fdef
         self.keep = keep
         self.t = t
@@ -241,6 +242,10 @@ class _Function:
         for p in fdef.args.args:
             self.facts[p.arg] = _fresh(inexact=p.arg in floats)
             self._shape_source(p.arg, True)
+        self.slices: dict[str, ast.expr] = {}  # a name bound once to `np.s_[<index>]` -> that index
+        for t_, p_ in alike:  # (a tangent of its primal's shape, of its dtype whenever both are floating point)
+            if t_ in self.facts and p_ in self.facts:
+                self.facts[t_] = Fact(self.facts[p_].shape, _fresh_dtype(True, True), family=_fam(self.facts[p_]))
 
     # -- names -------------------------------------------------------------------------------------
 
@@ -501,14 +506,21 @@ class _Function:
         edits, reads, pure = v.edits + sl.edits, v.reads + sl.reads, v.pure and sl.pure
         f = v.fact
         # an array's elements have its dtype; slices of a container are containers (never floating)
-        family = _fam(f) if f.numeric or _slices_only(node.slice) else None
-        delta = _slice_delta(node.slice)
+        family = _fam(f) if f.numeric or _slices_only(self._index(node.slice)) else None
+        delta = _slice_delta(self._index(node.slice))
         if delta is None or not f.shape:
             out = _fresh(f.dtype[2], f.dtype[1], f.dtype[2]) if f.dtype[2] else _fresh()
             return R(out._replace(family=family), edits, _ATOM, reads, pure)
         shape = f.shape if delta == 0 else frozenset({("slice", f.shape, delta)})
         dt = f.dtype if f.dtype[2] else _fresh_dtype(False, False)
         return R(Fact(shape, dt, f.dtype[2], family=family), edits, _ATOM, reads, pure)
+
+    def _index(self, index: ast.expr) -> ast.expr:
+        """``index`` with ``np.s_[i]`` (written there, or bound once to a name it reads) read as ``i``."""
+        if type(index) is ast.Name:
+            return self.slices.get(self._name(index.id), index)
+        s = _np_s(index) if self.np_ok else None
+        return index if s is None else s
 
     def _call(self, node: ast.Call, need: int) -> R:
         fname = self._callee(node.func)
@@ -749,6 +761,9 @@ class _Function:
                     seen[key] = dst
             st.targets = [dst]
             self.facts[dst] = r.fact
+            index = _np_s(s.value) if self.np_ok and self.binds[dst] == 1 and dst not in self.volatile else None
+            if index is not None:
+                self.slices[dst] = index
             self._shape_source(dst)
             return
         # other targets: tuples of names, subscripts, attributes
@@ -833,6 +848,15 @@ def _unread_after(stmts: list[_Stmt], i: int, n: str, bindings: set[int]) -> boo
     return True
 
 
+def _np_s(e: ast.expr) -> ast.expr | None:
+    """``i`` of ``np.s_[i]``; else None."""
+    if type(e) is ast.Subscript:
+        v = e.value  # type: ignore[attr-defined]
+        if type(v) is ast.Attribute and v.attr == "s_" and type(v.value) is ast.Name and v.value.id == "np":
+            return e.slice  # type: ignore[attr-defined,no-any-return]
+    return None
+
+
 def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
     """Keys under which values of provably one shape and dtype meet (the last: one shape). The
     helpers that read a shape cast to the dtype of a floating argument (``np.result_type(x, 0.0)``
@@ -851,15 +875,19 @@ def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
 
 
 def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None,
-                    keep: frozenset[str] = frozenset()) -> str:
+                    keep: frozenset[str] = frozenset(),
+                    alike: dict[str, tuple[tuple[str, str], ...]] | None = None) -> str:
     """Simplify every function of a generated module; ``floats`` names, per function, parameters
     that are floating point (or containers) whenever it runs (differentiated arguments: checked);
-    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read.
+    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read;
+    ``alike``, per function, pairs ``(t, x)`` of parameters where ``t`` has ``x``'s shape, and ``x``'s
+    dtype whenever both are floating point, whenever it runs (a Jacobian's basis of ``x``'s tangents).
 
     Remembered per arguments for the last :data:`TEXTS_KEPT` texts: a function of them alone, and a
     Jacobian's wrapper (the same text for every function of the same name) or a batched helper is
     written again, the same, for every function transformed."""
-    return _simplified(text, frozenset(pure_calls), tuple(sorted((floats or {}).items())), keep)
+    return _simplified(text, frozenset(pure_calls), tuple(sorted((floats or {}).items())), keep,
+                       tuple(sorted((alike or {}).items())))
 
 
 TEXTS_KEPT = 64
@@ -867,8 +895,8 @@ TEXTS_KEPT = 64
 
 @lru_cache(maxsize=TEXTS_KEPT)
 def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[str, frozenset[str]], ...],
-                keep: frozenset[str]) -> str:
-    floats = dict(float_items)
+                keep: frozenset[str], alike_items: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()) -> str:
+    floats, alike = dict(float_items), dict(alike_items)
     tree = parse(text)
     t = _Text(text)
     dead = _unreachable(tree, t)
@@ -879,7 +907,8 @@ def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             try:
-                fn = _Function(node, t, set(pure_calls), floats.get(node.name, frozenset()), keep)
+                fn = _Function(node, t, set(pure_calls), floats.get(node.name, frozenset()), keep,
+                               alike.get(node.name, ()))
                 edits.extend(fn.simplify())
             except _Unsafe:
                 pass
