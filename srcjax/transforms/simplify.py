@@ -11,7 +11,9 @@ control flow and the tape (``_tape.append``/``pop``) are never reordered:
 
 - copy propagation: ``a = b`` (both names, each bound once) -> uses of ``a`` read ``b``;
 - common subexpressions: a second ``b = <e>`` for the same pure ``<e>`` -> uses of ``b`` read ``a``;
-- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped;
+- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped; so is one binding of a name
+  bound several times, each time by a top-level ``a = <e>`` (no nested scope in the function), that
+  nothing reads before the next binding (a JVP's primal output its tangent-only form drops);
 - folding (below) -> then the statement may become a copy, or dead.
 
 A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper (``pure_calls``);
@@ -26,7 +28,9 @@ forward pass over the statements:
   of their operands' sets (broadcasting is associative, commutative and idempotent); a number
   and a full reduction (``np.sum(x)``) are the empty set (shape ``()``); ``np.max(x, 1,
   keepdims=True)`` is an atom that ``x``'s own shape absorbs (``x - m`` has ``x``'s shape);
-  ``x[1:]`` and ``x[:-1]`` are the same atom. Equal sets prove equal shapes.
+  ``x[1:]`` and ``x[:-1]`` are the same atom (``x[np.s_[1:]]`` and ``x[getitem]`` of a name bound once
+  to ``np.s_[1:]`` too); a tangent parameter ``alike`` its primal has the primal's shape and family.
+  Equal sets prove equal shapes.
 - ``dtype``: ``(id, inexact, strong)``; equal ids prove the same dtype *and* NEP 50 weakness
   (a Python float stays weak, ``np.tanh`` of it is a strong float64). Only rules that hold
   for every dtype keep an id: ``a * 2`` keeps ``a``'s for floating ``a`` (an integer ``a``
@@ -78,6 +82,7 @@ from ..frontend.ast_walk import exact_kinds, target_names, walked
 from ..frontend.parsed import parse
 from ..primitives import registry
 from .dead_nested import drop_dead_nested
+from .simplify_dead import Stmt, dead_code, rebound
 from .simplify_syntax import (  # (simplify's own syntax helpers, in their own file for length: private to the pair)
     _SCOPE_KINDS,
     SHAPE_ARGS,
@@ -85,6 +90,7 @@ from .simplify_syntax import (  # (simplify's own syntax helpers, in their own f
     _container,
     _literal,
     _none_false,
+    _np_s,
     _slice_delta,
     _slices_only,
     _value_reads,
@@ -198,24 +204,7 @@ def _prec(node: ast.AST) -> int:
     return _PREC.get(kind, _ATOM)
 
 
-
 _PREC = {ast.Compare: 8, ast.IfExp: 4, ast.Lambda: 0, ast.Tuple: 0, ast.Starred: 0, ast.NamedExpr: 0}
-
-
-class _Stmt:
-    __slots__ = ("node", "start", "end", "solo", "edits", "reads", "deleted", "pure", "targets", "text")
-
-    def __init__(self, node: ast.stmt, start: int, end: int, solo: bool) -> None:
-        self.node = node
-        self.start = start  # the statement's whole lines
-        self.end = end
-        self.solo = solo  # alone on its lines: may be deleted
-        self.edits: list[tuple[int, int, str]] = []
-        self.reads: list[str] = []
-        self.deleted = False
-        self.pure = False
-        self.targets: list[str] = []  # names a dead-code candidate binds
-        self.text: str | None = None  # replacement text of the whole statement
 
 
 class _Function:
@@ -687,7 +676,7 @@ class _Function:
     def simplify(self) -> list[tuple[int, int, str]]:
         t = self.t
         body = self.fdef.body
-        stmts: list[_Stmt] = []
+        stmts: list[Stmt] = []
         lines_used: Counter[int] = Counter()
         for s in body:
             for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1):
@@ -699,9 +688,9 @@ class _Function:
             le = t.starts[last] if last < len(t.starts) else len(t.text)
             solo = t.text[ls:start].strip() == "" and t.text[end:le].strip() in ("", ";") and \
                 all(lines_used[ln] == 1 for ln in range(s.lineno, last + 1))
-            stmts.append(_Stmt(s, ls, le, solo))
+            stmts.append(Stmt(s, ls, le, solo))
         seen: dict[str, str] = {}
-        later: list[_Stmt] = []  # renamed after the pass (the final renaming is known then)
+        later: list[Stmt] = []  # renamed after the pass (the final renaming is known then)
         scoped = False  # (a nested scope: a name it reads is read when it runs, not where it is)
         for st in stmts:
             s = st.node
@@ -729,7 +718,7 @@ class _Function:
         for st in later:
             r = self._generic(st.node)
             st.edits, st.reads = r.edits, r.reads
-        self._dead_code(stmts, {} if scoped else self._rebound(stmts))
+        dead_code(stmts, self.binds, {} if scoped else rebound(stmts, self.binds, self.volatile | self.params))
         out: list[tuple[int, int, str]] = []
         kept = [st for st in stmts if not st.deleted]
         if not kept:  # pragma: no cover - a function always returns
@@ -741,7 +730,7 @@ class _Function:
                 out.extend(st.edits)
         return out
 
-    def _assign(self, st: _Stmt, s: ast.Assign, seen: dict[str, str]) -> None:
+    def _assign(self, st: Stmt, s: ast.Assign, seen: dict[str, str]) -> None:
         r = self.expr(s.value, 0)
         st.edits, st.reads, st.pure = list(r.edits), list(r.reads), r.pure
         names = [tg.id for tg in s.targets if isinstance(tg, ast.Name)]
@@ -797,65 +786,6 @@ class _Function:
             if f.const is not None:
                 self.facts[k] = f._replace(const=None)
 
-    def _rebound(self, stmts: list[_Stmt]) -> dict[str, set[int]]:
-        """The names bound more than once, every time by a top-level ``name = <e>`` (no parameter, no
-        binding in a block or a tuple target, no ``global``): the indices of those statements."""
-        if all(v <= 1 for v in self.binds.values()):
-            return {}
-        at: dict[str, set[int]] = {}
-        for i, st in enumerate(stmts):
-            s = st.node
-            if s.__class__ is ast.Assign and len(s.targets) == 1 and s.targets[0].__class__ is ast.Name:  # type: ignore[attr-defined]
-                n = s.targets[0].id  # type: ignore[attr-defined]
-                if self.binds[n] > 1:
-                    at.setdefault(n, set()).add(i)
-        return {n: ks for n, ks in at.items()
-                if len(ks) == self.binds[n] and n not in self.volatile and n not in self.params}
-
-    def _dead_code(self, stmts: list[_Stmt], rebound: dict[str, set[int]]) -> None:
-        """Delete pure statements whose names nothing reads: bound once, or (``rebound``, straight-line
-        bindings alone) not read before the name's next binding or the end (``x_bar = index_add(x_bar,
-        ...)`` chains of a primal output a JVP's caller drops)."""
-        reads: Counter[str] = Counter()
-        for st in stmts:
-            if not st.deleted:
-                reads.update(st.reads)
-        changed = True
-        while changed:
-            changed = False
-            for i in range(len(stmts) - 1, -1, -1):
-                st = stmts[i]
-                if st.deleted or not st.pure or not st.solo or not st.targets:
-                    continue
-                if all(reads[n] == 0 and self.binds[n] == 1 for n in st.targets) or \
-                        len(st.targets) == 1 and st.targets[0] in rebound and \
-                        _unread_after(stmts, i, st.targets[0], rebound[st.targets[0]]):
-                    st.deleted = True
-                    reads.subtract(st.reads)
-                    changed = True
-
-
-def _unread_after(stmts: list[_Stmt], i: int, n: str, bindings: set[int]) -> bool:
-    """Whether no statement after ``stmts[i]`` reads ``n`` before one binds it again (or the body ends)."""
-    for k in range(i + 1, len(stmts)):
-        st = stmts[k]
-        if st.deleted:
-            continue
-        if n in st.reads:
-            return False
-        if k in bindings:
-            return True
-    return True
-
-
-def _np_s(e: ast.expr) -> ast.expr | None:
-    """``i`` of ``np.s_[i]``; else None."""
-    if type(e) is ast.Subscript:
-        v = e.value  # type: ignore[attr-defined]
-        if type(v) is ast.Attribute and v.attr == "s_" and type(v.value) is ast.Name and v.value.id == "np":
-            return e.slice  # type: ignore[attr-defined,no-any-return]
-    return None
-
 
 def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
     """Keys under which values of provably one shape and dtype meet (the last: one shape). The
@@ -865,13 +795,6 @@ def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
     if f.dtype[1]:
         keys.append((f.shape, "family", _fam(f), f.dtype[2]))
     return keys + [(f.shape,)]
-
-
-
-
-
-
-
 
 
 def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None,
