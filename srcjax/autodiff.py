@@ -95,7 +95,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     base = c.fn
     prog = c.program if not bindings else Program(base, bindings)
     nums, single = _argnums(argnums, len(c.params))
-    if kind == "jvp":
+    if kind in ("jvp", "jvp_tangent"):
         max_iters = None
     elif max_iters is not None and (isinstance(max_iters, bool) or not isinstance(max_iters, int) or max_iters < 1):
         raise DTypeError(f"max_iters must be a positive int, not {max_iters!r}")
@@ -107,7 +107,7 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     if owner_of(base) is not None:  # a custom_vjp/custom_jvp itself: differentiate a caller, so its rule applies
         prog = _custom_caller(base)
     custom_rules.add_rules(prog)  # before naming: a rule may be called f_jvp too
-    name = Names(prog.functions).fresh(f"{entry_name}_{kind.removesuffix('_arrays')}")
+    name = Names(prog.functions).fresh(f"{entry_name}_{kind.removesuffix('_arrays').removesuffix('_tangent')}")
     header = "import numpy as np\nfrom srcjax.adjoint import *\n\n\n"  # (ad.ADJOINT_IMPORTS: its __all__)
     halves: split.Split | None = None
     origins: dict[str, str] = {}  # generated helper -> the program function it derives from
@@ -150,14 +150,18 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     elif kind.startswith(("jacfwd", "jacrev")):  # (_loop: the loop form; _arrays: the array form)
         text = jacobian_source(base, name, nums[0], kind[:6], max_iters, extra, derivative_function,
                                batched="_loop" not in kind, arrays=kind.endswith("_arrays"))
-    elif kind == "jvp":
-        text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins))
+    elif kind in ("jvp", "jvp_tangent"):  # (jvp_tangent: the output's tangent alone, for a Jacobian's array form)
+        text = _as_loops_if_needed(base, bindings, prog, lambda p: ad.jvp_source(p, nums, name, origins,
+                                                                                 kind == "jvp_tangent"))
     else:  # pragma: no cover
         raise ValueError(kind)
     keep, pure = readable.user_names(prog), set(ad.ADJOINT_IMPORTS)  # (the user's names stay as written)
     # (the parameters read from the module the simplifier parses next: one parse, shared)
-    anf_text = text if halves is not None else simplify_source(header + text, pure, _float_parameters(
-        header + text, name, c.params, nums, kind), keep)
+    floats = _float_parameters(header + text, name, c.params, nums, kind)
+    # (jvp_tangent: a Jacobian's array form calls it with a basis of the argument's tangents, which has the
+    # argument's shape and dtype; `broadcast_like(x_dot[1:], sub)` is then x_dot[1:] itself)
+    alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
+    anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
     module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
@@ -182,6 +186,14 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     return derived
 
 
+def _tangent_pairs(text: str, name: str, params: list[str], nums: tuple[int, ...]) -> tuple[tuple[str, str], ...]:
+    """``(x_dot, x)`` for each tangent parameter of the generated JVP ``name`` and its primal."""
+    fdef = next((n for n in parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
+    if fdef is None:  # pragma: no cover - the writer wrote it
+        return ()
+    return tuple((a.arg, params[i]) for a, i in zip(fdef.args.args[len(params):], nums))
+
+
 def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, ...],
                       kind: str) -> dict[str, frozenset[str]]:
     """The parameters of the derivative ``name`` that are floating point (or containers) whenever it
@@ -190,7 +202,7 @@ def _float_parameters(text: str, name: str, params: list[str], nums: tuple[int, 
     stays float32: no cast to keep). (Not that a tangent has its primal's dtype: grad of grad
     seeds a Python float's tangent with a float64 array, not a Python float.)"""
     floats = {params[i] for i in nums}
-    if kind in ("jvp", "vjp"):
+    if kind in ("jvp", "jvp_tangent", "vjp"):
         fdef = next((n for n in parse(text).body if isinstance(n, ast.FunctionDef) and n.name == name), None)
         if fdef is not None:
             floats.update(a.arg for a in fdef.args.args[len(params):])

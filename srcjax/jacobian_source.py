@@ -42,6 +42,15 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
     x = params[k]
     lines = [f"def {name}({ad.signature(_as_compiled(base).program.entry)}):"]  # defaults included
     tree_out = not arrays and container_output(base)  # (then the array output's path would be dead code)
+    if kind == "jacfwd" and arrays:  # (the output's tangent alone: the primal output's statements are dead code)
+        bfun = _batched_over_tangent(derive(base, "jvp_tangent", (k,)), len(params), 0)
+        extra[bfun.__name__] = bfun
+        return "\n".join([*lines, _arrays_only(x),
+                          f"    {n} = np.size({x})",
+                          f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
+                          f"    {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched",
+                          _arrays_only(t),
+                          f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({t})[1:] + np.shape({x}))"]) + "\n"
     if kind == "jacfwd":
         jv = derive(base, "jvp", (k,))
         bfun = _batched_over_tangent(jv, len(params))
@@ -49,9 +58,7 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
         array_path = [f"    {n} = np.size({x})",
                       f"    {basis} = np.reshape(np.eye({n}, dtype=np.result_type({x})), ({n},) + np.shape({x}))",
                       f"    {out}, {t} = {bfun.__name__}({_then(args, basis)})  # one JVP per basis vector, batched"]
-        if arrays:
-            lines += [_arrays_only(x), *array_path, _arrays_only(out)]
-        elif tree_out:
+        if tree_out:
             lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
             lines += _else([*array_path, f"    return jacfwd_blocks([{t}], {out}, {x})  # (a container output)"])
             return "\n".join(lines) + "\n"
@@ -59,8 +66,7 @@ def jacobian_source(base: Callable[..., Any], name: str, k: int, kind: str, max_
             lines += _jacfwd_by_leaves(names, x, f"{bfun.__name__}({_then(args, '{}')})")
             lines += _else([*array_path, f"    if by_leaves({out}):  # (a container output: a block per leaf)",
                             f"        return jacfwd_blocks([{t}], {out}, {x})"])
-        lines.append(("" if arrays else "    ") +
-                     f"    return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))")
+        lines.append(f"        return np.reshape(np.moveaxis({t}, 0, -1), np.shape({out}) + np.shape({x}))")
     else:
         vj = derive(base, "vjp", (k,), max_iters=max_iters)
         bfun = _batched_over_tangent(vj, len(params))
@@ -131,13 +137,14 @@ def _else(lines: list[str]) -> list[str]:
     return ["    else:", *("    " + ln for ln in lines)]
 
 
-def _batched_over_tangent(derivative: Callable[..., Any], nparams: int) -> Callable[..., Any]:
+def _batched_over_tangent(derivative: Callable[..., Any], nparams: int,
+                          out_axes: Any = (None, 0)) -> Callable[..., Any]:
     """``derivative`` (a JVP or VJP of a function of ``nparams`` parameters) batched over its tangent
-    (cotangent): the parameter after the function's."""
+    (cotangent): the parameter after the function's. ``out_axes``: the pair's (the output's tangent alone: 0)."""
     from .vmap import batched_function  # (vmap builds on the derivatives: imported when used)
 
     dparams = list(inspect.signature(derivative).parameters)
-    return batched_function(derivative, tuple(0 if i == nparams else None for i in range(len(dparams))), (None, 0),
+    return batched_function(derivative, tuple(0 if i == nparams else None for i in range(len(dparams))), out_axes,
                             None)
 
 

@@ -75,13 +75,83 @@ def test_keeps_impure_calls_reassigned_names_and_loops():
                 t = x
                 _tape.append(t)
             w = x
-            return y
+            return y, z
     """
     out = simp(src)
     assert "y = helper_fwd(x, _tape)" in out  # may push on the tape: kept though y's value is unused here
     assert "z = x" in out and "z = z * 2" in out  # z is bound twice: not a copy to propagate
     assert "t = x" in out  # inside a loop: untouched
     assert "w = x" not in out  # dead
+
+
+def test_dead_rebindings_dropped():
+    """A name bound again and again at the top level (a JVP's primal output ``x_bar`` its tangent-only form drops):
+    each binding nothing reads before the next is dead code; a read in between, a binding in a block or a tuple
+    target, or a nested function keeps them."""
+    out = simplify_source(textwrap.dedent("""
+        def f(x, x_dot):
+            x_bar = zeros_like(x)
+            x_bar_dot = zeros_like(x)
+            x_bar = index_add(x_bar, 0, x)
+            x_bar_dot = index_add(x_bar_dot, 0, x_dot)
+            x_bar = index_add(x_bar, 1, x)
+            return x_bar_dot
+    """), {"zeros_like", "index_add"})
+    assert "x_bar =" not in out and out.count("x_bar_dot = index_add") == 1
+    kept = simp("""
+        def f(x):
+            a = x * 2
+            b = a + 1
+            a = a * 3
+            for i in range(2):
+                a = a + i
+            c, a = a, x
+            return b
+    """)
+    assert "a = x * 2" in kept and "a = a * 3" in kept  # (a bound in a loop and by a tuple: not straight-line)
+    closure = simp("""
+        def f(x):
+            a = x * 2
+            g = lambda: a
+            a = x * 3
+            return g()
+    """)
+    assert "a = x * 2" in closure and "a = x * 3" in closure
+    read = simp("""
+        def f(x):
+            a = x * 2
+            b = np.sin(a)
+            a = x * 3
+            return b + a
+    """)
+    assert "a = x * 2" in read and "a = x * 3" in read
+
+
+def test_a_tangent_alike_its_primal_and_np_s_slices() -> None:
+    """``alike``: a tangent parameter of its primal's shape (and dtype whenever both are floating point), as a
+    Jacobian's basis is; ``x_dot[getitem]`` of a name bound to ``np.s_[1:]`` is ``x_dot[1:]``: the tangent's
+    ``broadcast_like`` to the result's shape is the tangent itself. Without ``alike``, kept."""
+    src = textwrap.dedent("""
+        def f(x, x_dot):
+            getitem = np.s_[1:]
+            a = x_dot[getitem]
+            b = x_dot[np.s_[:-1]]
+            sub = x[1:] - x[:-1] ** 2
+            return broadcast_like(a, sub) + broadcast_like(b, sub)
+    """)
+    pure = {"broadcast_like"}
+    out = simplify_source(src, pure, {"f": frozenset({"x", "x_dot"})}, alike={"f": (("x_dot", "x"),)})
+    assert "broadcast_like" not in out
+    assert out.count("broadcast_like(") == 0
+    kept = simplify_source(src, pure, {"f": frozenset({"x", "x_dot"})})
+    assert kept.count("broadcast_like(") == 2
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal(6), rng.standard_normal(6)
+    from srcjax.adjoint import broadcast_like
+    for text in (out, kept):
+        ns: dict[str, Any] = {"np": np, "broadcast_like": broadcast_like}
+        exec(text, ns)
+        np.testing.assert_array_equal(ns["f"](x, t), t[1:] + t[:-1])
 
 
 def test_no_array_folding():
@@ -383,10 +453,11 @@ def _sources(fn: Any, argnums: tuple[int, ...]) -> tuple[Any, Any]:
         seen: list[str] = []
         orig = ad_mod.simplify_source
 
-        def spy(text: str, pure: set[str], floats: Any = None, keep: frozenset[str] = frozenset()) -> str:
+        def spy(text: str, pure: set[str], floats: Any = None, keep: frozenset[str] = frozenset(),
+                alike: Any = None) -> str:
             seen.append(text)
             floats_seen.append((floats, keep))
-            return orig(text, pure, floats, keep)
+            return orig(text, pure, floats, keep, alike)
 
         floats_seen: list[Any] = []
         ad_mod.simplify_source = spy

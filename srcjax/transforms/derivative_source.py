@@ -127,12 +127,15 @@ def vjp_source(program: Program, argnums: Sequence[int], name: str, origins: dic
     return "\n".join(lines) + "\n" + ("\n\n" + "\n\n".join(extra) if extra else "")
 
 
-def jvp_source(program: Program, argnums: Sequence[int], name: str, origins: dict[str, str] | None = None) -> str:
+def jvp_source(program: Program, argnums: Sequence[int], name: str, origins: dict[str, str] | None = None,
+               tangent_only: bool = False) -> str:
+    """Source of ``def name(params..., tangents...)`` returning ``(out, out_dot)``; ``tangent_only``: ``out_dot``
+    alone (what a Jacobian's array form batches: the primal output's statements are then dead code)."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
     active = [params[i] for i in argnums]
     helpers: dict[tuple[str, tuple[str, ...]], str] = {}
     extra: list[str] = []
-    text = JVP(program, nf, active, name, helpers, extra).build()
+    text = JVP(program, nf, active, name, helpers, extra, tangent_only).build()
     record_origins(helpers, origins)
     return text + ("\n\n" + "\n\n".join(extra) if extra else "")

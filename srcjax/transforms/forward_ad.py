@@ -72,8 +72,10 @@ class JVP:
     """Writes ``def <name>(params..., <active>_dot...) -> (out, out_dot)``."""
 
     def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
-                 name: str, helpers: dict[tuple[str, tuple[str, ...]], str], out_lines: list[str]) -> None:
+                 name: str, helpers: dict[tuple[str, tuple[str, ...]], str], out_lines: list[str],
+                 tangent_only: bool = False) -> None:
         self.program = program
+        self.tangent_only = tangent_only  # (the entry returns its output's tangent alone: `return out_dot`)
         self.nf = nf
         self.name = name
         self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
@@ -209,7 +211,8 @@ class JVP:
         t: str | None
         if isinstance(s, cst.Return):
             val = code(s.value) if s.value is not None else "None"
-            lines.append(f"{pad}return {val}, {self.tangent_expr(s.value, defined)}")
+            t = self.tangent_expr(s.value, defined)
+            lines.append(f"{pad}return {t}" if self.tangent_only else f"{pad}return {val}, {t}")
             return
         if isinstance(s, cst.Expr):
             lines.append(pad + code(s))

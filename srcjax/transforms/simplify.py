@@ -11,7 +11,9 @@ control flow and the tape (``_tape.append``/``pop``) are never reordered:
 
 - copy propagation: ``a = b`` (both names, each bound once) -> uses of ``a`` read ``b``;
 - common subexpressions: a second ``b = <e>`` for the same pure ``<e>`` -> uses of ``b`` read ``a``;
-- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped;
+- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped; so is one binding of a name
+  bound several times, each time by a top-level ``a = <e>`` (no nested scope in the function), that
+  nothing reads before the next binding (a JVP's primal output its tangent-only form drops);
 - folding (below) -> then the statement may become a copy, or dead.
 
 A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper (``pure_calls``);
@@ -26,7 +28,9 @@ forward pass over the statements:
   of their operands' sets (broadcasting is associative, commutative and idempotent); a number
   and a full reduction (``np.sum(x)``) are the empty set (shape ``()``); ``np.max(x, 1,
   keepdims=True)`` is an atom that ``x``'s own shape absorbs (``x - m`` has ``x``'s shape);
-  ``x[1:]`` and ``x[:-1]`` are the same atom. Equal sets prove equal shapes.
+  ``x[1:]`` and ``x[:-1]`` are the same atom (``x[np.s_[1:]]`` and ``x[getitem]`` of a name bound once
+  to ``np.s_[1:]`` too); a tangent parameter ``alike`` its primal has the primal's shape and family.
+  Equal sets prove equal shapes.
 - ``dtype``: ``(id, inexact, strong)``; equal ids prove the same dtype *and* NEP 50 weakness
   (a Python float stays weak, ``np.tanh`` of it is a strong float64). Only rules that hold
   for every dtype keep an id: ``a * 2`` keeps ``a``'s for floating ``a`` (an integer ``a``
@@ -78,6 +82,7 @@ from ..frontend.ast_walk import exact_kinds, target_names, walked
 from ..frontend.parsed import parse
 from ..primitives import registry
 from .dead_nested import drop_dead_nested
+from .simplify_dead import Stmt, dead_code, rebound
 from .simplify_syntax import (  # (simplify's own syntax helpers, in their own file for length: private to the pair)
     _SCOPE_KINDS,
     SHAPE_ARGS,
@@ -85,6 +90,7 @@ from .simplify_syntax import (  # (simplify's own syntax helpers, in their own f
     _container,
     _literal,
     _none_false,
+    _np_s,
     _slice_delta,
     _slices_only,
     _value_reads,
@@ -198,29 +204,13 @@ def _prec(node: ast.AST) -> int:
     return _PREC.get(kind, _ATOM)
 
 
-
 _PREC = {ast.Compare: 8, ast.IfExp: 4, ast.Lambda: 0, ast.Tuple: 0, ast.Starred: 0, ast.NamedExpr: 0}
-
-
-class _Stmt:
-    __slots__ = ("node", "start", "end", "solo", "edits", "reads", "deleted", "pure", "targets", "text")
-
-    def __init__(self, node: ast.stmt, start: int, end: int, solo: bool) -> None:
-        self.node = node
-        self.start = start  # the statement's whole lines
-        self.end = end
-        self.solo = solo  # alone on its lines: may be deleted
-        self.edits: list[tuple[int, int, str]] = []
-        self.reads: list[str] = []
-        self.deleted = False
-        self.pure = False
-        self.targets: list[str] = []  # names a dead-code candidate binds
-        self.text: str | None = None  # replacement text of the whole statement
 
 
 class _Function:
     def __init__(self, fdef: ast.FunctionDef, t: _Text, pure_calls: set[str],
-                 floats: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset()) -> None:
+                 floats: frozenset[str] = frozenset(), keep: frozenset[str] = frozenset(),
+                 alike: tuple[tuple[str, str], ...] = ()) -> None:
         self.fdef = fdef
         self.keep = keep
         self.t = t
@@ -241,6 +231,10 @@ class _Function:
         for p in fdef.args.args:
             self.facts[p.arg] = _fresh(inexact=p.arg in floats)
             self._shape_source(p.arg, True)
+        self.slices: dict[str, ast.expr] = {}  # a name bound once to `np.s_[<index>]` -> that index
+        for t_, p_ in alike:  # (a tangent of its primal's shape, of its dtype whenever both are floating point)
+            if t_ in self.facts and p_ in self.facts:
+                self.facts[t_] = Fact(self.facts[p_].shape, _fresh_dtype(True, True), family=_fam(self.facts[p_]))
 
     # -- names -------------------------------------------------------------------------------------
 
@@ -501,14 +495,21 @@ class _Function:
         edits, reads, pure = v.edits + sl.edits, v.reads + sl.reads, v.pure and sl.pure
         f = v.fact
         # an array's elements have its dtype; slices of a container are containers (never floating)
-        family = _fam(f) if f.numeric or _slices_only(node.slice) else None
-        delta = _slice_delta(node.slice)
+        family = _fam(f) if f.numeric or _slices_only(self._index(node.slice)) else None
+        delta = _slice_delta(self._index(node.slice))
         if delta is None or not f.shape:
             out = _fresh(f.dtype[2], f.dtype[1], f.dtype[2]) if f.dtype[2] else _fresh()
             return R(out._replace(family=family), edits, _ATOM, reads, pure)
         shape = f.shape if delta == 0 else frozenset({("slice", f.shape, delta)})
         dt = f.dtype if f.dtype[2] else _fresh_dtype(False, False)
         return R(Fact(shape, dt, f.dtype[2], family=family), edits, _ATOM, reads, pure)
+
+    def _index(self, index: ast.expr) -> ast.expr:
+        """``index`` with ``np.s_[i]`` (written there, or bound once to a name it reads) read as ``i``."""
+        if type(index) is ast.Name:
+            return self.slices.get(self._name(index.id), index)
+        s = _np_s(index) if self.np_ok else None
+        return index if s is None else s
 
     def _call(self, node: ast.Call, need: int) -> R:
         fname = self._callee(node.func)
@@ -675,7 +676,7 @@ class _Function:
     def simplify(self) -> list[tuple[int, int, str]]:
         t = self.t
         body = self.fdef.body
-        stmts: list[_Stmt] = []
+        stmts: list[Stmt] = []
         lines_used: Counter[int] = Counter()
         for s in body:
             for ln in range(s.lineno, (s.end_lineno or s.lineno) + 1):
@@ -687,12 +688,14 @@ class _Function:
             le = t.starts[last] if last < len(t.starts) else len(t.text)
             solo = t.text[ls:start].strip() == "" and t.text[end:le].strip() in ("", ";") and \
                 all(lines_used[ln] == 1 for ln in range(s.lineno, last + 1))
-            stmts.append(_Stmt(s, ls, le, solo))
+            stmts.append(Stmt(s, ls, le, solo))
         seen: dict[str, str] = {}
-        later: list[_Stmt] = []  # renamed after the pass (the final renaming is known then)
+        later: list[Stmt] = []  # renamed after the pass (the final renaming is known then)
+        scoped = False  # (a nested scope: a name it reads is read when it runs, not where it is)
         for st in stmts:
             s = st.node
             if not isinstance(s, _SIMPLE) or not _SCOPE_KINDS.isdisjoint(map(type, walked(s))):
+                scoped = scoped or not _SCOPE_KINDS.isdisjoint(map(type, walked(s)))
                 later.append(st)
                 self._forget(s)
                 continue
@@ -715,7 +718,7 @@ class _Function:
         for st in later:
             r = self._generic(st.node)
             st.edits, st.reads = r.edits, r.reads
-        self._dead_code(stmts)
+        dead_code(stmts, self.binds, {} if scoped else rebound(stmts, self.binds, self.volatile | self.params))
         out: list[tuple[int, int, str]] = []
         kept = [st for st in stmts if not st.deleted]
         if not kept:  # pragma: no cover - a function always returns
@@ -727,7 +730,7 @@ class _Function:
                 out.extend(st.edits)
         return out
 
-    def _assign(self, st: _Stmt, s: ast.Assign, seen: dict[str, str]) -> None:
+    def _assign(self, st: Stmt, s: ast.Assign, seen: dict[str, str]) -> None:
         r = self.expr(s.value, 0)
         st.edits, st.reads, st.pure = list(r.edits), list(r.reads), r.pure
         names = [tg.id for tg in s.targets if isinstance(tg, ast.Name)]
@@ -747,6 +750,9 @@ class _Function:
                     seen[key] = dst
             st.targets = [dst]
             self.facts[dst] = r.fact
+            index = _np_s(s.value) if self.np_ok and self.binds[dst] == 1 and dst not in self.volatile else None
+            if index is not None:
+                self.slices[dst] = index
             self._shape_source(dst)
             return
         # other targets: tuples of names, subscripts, attributes
@@ -780,22 +786,6 @@ class _Function:
             if f.const is not None:
                 self.facts[k] = f._replace(const=None)
 
-    def _dead_code(self, stmts: list[_Stmt]) -> None:
-        reads: Counter[str] = Counter()
-        for st in stmts:
-            if not st.deleted:
-                reads.update(st.reads)
-        changed = True
-        while changed:
-            changed = False
-            for st in reversed(stmts):
-                if st.deleted or not st.pure or not st.solo or not st.targets:
-                    continue
-                if all(reads[n] == 0 and self.binds[n] == 1 for n in st.targets):
-                    st.deleted = True
-                    reads.subtract(st.reads)
-                    changed = True
-
 
 def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
     """Keys under which values of provably one shape and dtype meet (the last: one shape). The
@@ -807,23 +797,20 @@ def _shape_keys(f: Fact) -> list[tuple[Any, ...]]:
     return keys + [(f.shape,)]
 
 
-
-
-
-
-
-
-
 def simplify_source(text: str, pure_calls: set[str], floats: dict[str, frozenset[str]] | None = None,
-                    keep: frozenset[str] = frozenset()) -> str:
+                    keep: frozenset[str] = frozenset(),
+                    alike: dict[str, tuple[tuple[str, str], ...]] | None = None) -> str:
     """Simplify every function of a generated module; ``floats`` names, per function, parameters
     that are floating point (or containers) whenever it runs (differentiated arguments: checked);
-    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read.
+    names in ``keep`` (the user's: they stay) are not replaced where only their shape is read;
+    ``alike``, per function, pairs ``(t, x)`` of parameters where ``t`` has ``x``'s shape, and ``x``'s
+    dtype whenever both are floating point, whenever it runs (a Jacobian's basis of ``x``'s tangents).
 
     Remembered per arguments for the last :data:`TEXTS_KEPT` texts: a function of them alone, and a
     Jacobian's wrapper (the same text for every function of the same name) or a batched helper is
     written again, the same, for every function transformed."""
-    return _simplified(text, frozenset(pure_calls), tuple(sorted((floats or {}).items())), keep)
+    return _simplified(text, frozenset(pure_calls), tuple(sorted((floats or {}).items())), keep,
+                       tuple(sorted((alike or {}).items())))
 
 
 TEXTS_KEPT = 64
@@ -831,8 +818,8 @@ TEXTS_KEPT = 64
 
 @lru_cache(maxsize=TEXTS_KEPT)
 def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[str, frozenset[str]], ...],
-                keep: frozenset[str]) -> str:
-    floats = dict(float_items)
+                keep: frozenset[str], alike_items: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()) -> str:
+    floats, alike = dict(float_items), dict(alike_items)
     tree = parse(text)
     t = _Text(text)
     dead = _unreachable(tree, t)
@@ -843,7 +830,8 @@ def _simplified(text: str, pure_calls: frozenset[str], float_items: tuple[tuple[
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             try:
-                fn = _Function(node, t, set(pure_calls), floats.get(node.name, frozenset()), keep)
+                fn = _Function(node, t, set(pure_calls), floats.get(node.name, frozenset()), keep,
+                               alike.get(node.name, ()))
                 edits.extend(fn.simplify())
             except _Unsafe:
                 pass

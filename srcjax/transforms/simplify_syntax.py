@@ -116,6 +116,15 @@ def _literal(node: ast.expr) -> Any:
     return None
 
 
+def _np_s(e: ast.expr) -> ast.expr | None:
+    """``i`` of ``np.s_[i]`` (an index written through NumPy's index maker); else None."""
+    if type(e) is ast.Subscript:
+        v = e.value  # type: ignore[attr-defined]
+        if type(v) is ast.Attribute and v.attr == "s_" and type(v.value) is ast.Name and v.value.id == "np":
+            return e.slice  # type: ignore[attr-defined,no-any-return]
+    return None
+
+
 def _slices_only(s: ast.expr) -> bool:
     """``x[1:]``, ``x[:, 0]``: an index that takes no item of a container (a slice of a tuple is a
     tuple; a tuple index fails on one), so it keeps an array's dtype or gives a non-number."""
