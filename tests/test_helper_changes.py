@@ -99,3 +99,104 @@ def test_a_helper_whose_change_the_caller_does_not_read_runs(fn: Any) -> None:
     loss = lambda x: np.sum(fn(x) ** 2)  # noqa: E731
     fd = [(loss(x + 1e-6 * e) - loss(x - 1e-6 * e)) / 2e-6 for e in np.eye(4)]
     np.testing.assert_allclose(np.asarray(srcjax.grad(loss)(x.copy())), fd, rtol=1e-6, atol=1e-6)
+
+
+# -- hunt25: scikit-learn's in-place activations (neural_network/_base.py) picked from a dict of functions and
+# applied to an item of a list of layers; silently wrong before (jit gave the layers without their activations):
+# changed_parameters did not see NumPy calls that write into a parameter, the caller's argument was read only when
+# written as a name, and a callee only when named by a module's name
+
+
+def _relu_out(X: Any) -> None:
+    np.maximum(X, 0, out=X)
+
+
+def _tanh_positional(X: Any) -> None:
+    np.tanh(X, X)  # (a ufunc's positional output)
+
+
+def _zero_diagonal(K: Any) -> None:
+    np.fill_diagonal(K, 0.0)
+
+
+def _fill_ones(X: Any) -> None:
+    X.fill(1.0)
+
+
+def _copy_into(X: Any, v: Any) -> None:
+    np.copyto(X, v)
+
+
+def _scatter(X: Any) -> None:
+    np.add.at(X, [0, 0], 1.0)
+
+
+def _through_item(X: Any) -> None:
+    _relu_out(X[0])  # (an item, or a view, of the parameter)
+
+
+_ACTIVATIONS = {"relu": _relu_out, "tanh": _tanh_positional}
+
+
+def _out_keyword(x: Any) -> Any:
+    y = x * 2.0
+    _relu_out(y)
+    return y
+
+
+def _list_item(x: Any) -> Any:
+    acts = [x, x * 2.0]
+    _relu_out(acts[1])
+    return acts[1]
+
+
+def _local_callee(x: Any, activation: str = "relu") -> Any:
+    y = x * 2.0
+    hidden_activation = _ACTIVATIONS[activation]
+    hidden_activation(y)
+    return y
+
+
+def _dict_item_callee(x: Any, activation: str = "tanh") -> Any:
+    y = x * 2.0
+    _ACTIVATIONS[activation](y)
+    return y
+
+
+def _row_view(x: Any) -> Any:
+    W = np.outer(x, x)
+    _relu_out(W[1])
+    return W
+
+
+def _forms(x: Any) -> Any:
+    K = np.outer(x, x)
+    _zero_diagonal(K)
+    a = x * 1.0
+    _fill_ones(a)
+    b = x * 1.0
+    _copy_into(b, x + 1.0)
+    c = x * 1.0
+    _scatter(c)
+    d = np.outer(x, x)
+    _through_item(d)
+    return K, a, b, c, d
+
+
+@pytest.mark.parametrize(("fn", "line"), [
+    (_out_keyword, "_relu_out(y)"), (_list_item, "_relu_out(acts[1])"), (_local_callee, "hidden_activation(y)"),
+    (_dict_item_callee, "_ACTIVATIONS[activation](y)"), (_row_view, "_relu_out(W[1])"),
+    (_forms, "_zero_diagonal(K)")])
+def test_a_helper_writing_through_numpy_calls_or_called_through_a_dict_is_refused(fn: Any, line: str) -> None:
+    x = np.arange(4.0) - 1.5
+    with pytest.raises(srcjax.TranspileError, match="changes the caller's array") as e:
+        srcjax.jit(fn)(x.copy())
+    head, *rest = str(e.value).splitlines()
+    assert "test_helper_changes.py" in head and line in "\n".join(rest)
+
+
+@pytest.mark.parametrize("helper", [_fill_ones, _copy_into, _scatter, _through_item, _tanh_positional])
+def test_each_numpy_write_into_a_parameter_is_a_change(helper: Any) -> None:
+    from srcjax.frontend.changed_arguments import changed_parameters
+
+    assert 0 in changed_parameters(helper)

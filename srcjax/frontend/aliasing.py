@@ -44,6 +44,7 @@ class InPlaceAlias:
     repeated: str = ""  # the list display repeated (``[x] * 2``) whose items are all the array changed
     module: bool = False  # ``alias`` is a module-level (or closure) array: NumPy's change outlives the call
     helper: str = ""  # the change a user's helper called by ``statement`` makes to its argument ``name``
+    argument: str = ""  # that argument as written (``acts[1]``: an item of ``name``)
 
 
 @dataclass
@@ -76,7 +77,8 @@ class _Walk:
     guards: list[int] = field(default_factory=list)
     containers: set[str] = field(default_factory=set)  # names bound to a list or dict display
     returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None  # returned_alias.returned_source
-    changed: Callable[[cst.Call], list[tuple[str, str]]] | None = None  # returned_alias.changed_arguments
+    # returned_alias.changed_arguments: (variable, change, argument as written)
+    changed: Callable[[cst.Call], list[tuple[str, str, str]]] | None = None
 
 
 _WRITES_FIRST = ("at", "fill_diagonal", "copyto", "put_along_axis")  # (np.add.at(a, ...), ...: change a in place)
@@ -307,8 +309,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
     if isinstance(s, (cst.Continue, cst.Break, cst.Return)):  # (a path that skips what follows: _read_later)
         ev("jump", "")
     calls = [n for n in walk(s) if isinstance(n, cst.Call)] if w.changed is not None else []
-    for made, (name, what) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
-        ev("helper", name, made=f"`{code(made)}` runs {what}")  # (`build_up_b(b, u)` writes into b: before s binds)
+    for made, (name, what, arg) in ((c, x) for c in calls for x in w.changed(c)):  # type: ignore[misc]
+        # (`build_up_b(b, u)` writes into b: before s binds)
+        ev("helper", name, made=f"`{code(made)}` runs {what}", source=arg)
     if isinstance(s, cst.Assign):
         reads = names_in(s.value)
         first = ""  # (`a = b = np.zeros(3)`: one array, two names)
@@ -487,7 +490,7 @@ def check_in_place_aliasing(fdef: cst.FunctionDef) -> InPlaceAlias | None:
 
 def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] | None] | None = None,
          module_array: Callable[[str], bool] = lambda n: False,
-         changed: Callable[[cst.Call], list[tuple[str, str]]] | None = None
+         changed: Callable[[cst.Call], list[tuple[str, str, str]]] | None = None
          ) -> tuple[InPlaceAlias | None, dict[int, tuple[str, int]]]:
     """:func:`check_in_place_aliasing`'s answer, and the ``w op= v`` statements (by ``id``) whose ``w`` is bound
     to ``made`` (``params["w"]``, ``W[i]``) whose variable is read after the change, each with ``made``: whether
@@ -568,7 +571,7 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             same = [e.name] + sorted(n for n, o in obj.items() if e.name in obj and o == obj[e.name] and n != e.name)
             for m in same:
                 if _read_later(events, k, m, e):
-                    return InPlaceAlias(e.node, e.name, m, None, helper=e.made), checked
+                    return InPlaceAlias(e.node, e.name, m, None, helper=e.made, argument=e.source), checked
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
             nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;
@@ -774,8 +777,8 @@ def describe(found: InPlaceAlias) -> tuple[str, str]:
         return (f"{found.helper}: in NumPy that changes the caller's array `{found.name}` in place, and {read} is "
                 f"read after the call; srcjax arrays are immutable (as JAX's): the helper's change would not reach "
                 f"the caller",
-                f"return the new array from the helper and bind it in the caller (`return {found.name}` at the "
-                f"helper's end, `{found.name} = {found.helper.split('`')[1]}` here)")
+                f"return the new array from the helper and bind it in the caller (`return` the changed parameter at "
+                f"the helper's end, `{found.argument or found.name} = {found.helper.split('`')[1]}` here)")
     if found.binding:
         return (f"`{what}` changes `{found.name}`'s array in place in NumPy, and `{found.alias}` may be or hold that "
                 f"same array (`{found.binding}` does not copy), so NumPy's `{found.alias}` changes too; srcjax arrays "

@@ -19,6 +19,7 @@ import libcst as cst
 import numpy as np
 
 from .changed_arguments import changed_parameters
+from .names import code, walk
 
 # the bytecode of `return name`: a local (a parameter) or a global/closure value, then RETURN_VALUE
 _LOCAL_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
@@ -91,29 +92,66 @@ def returned_source(call: cst.Call, lookup: Callable[[str], Any]) -> tuple[str, 
     return None
 
 
-def changed_arguments(call: cst.Call, lookup: Callable[[str], Any]) -> list[tuple[str, str]]:
-    """(the argument written as a name, the change) for each argument the user's helper ``call`` calls changes in
-    place (frontend/changed_arguments.py)."""
-    if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
+def _argument_name(arg: cst.BaseExpression) -> str | None:
+    """The variable whose array an argument is or is a part of: ``b``, ``acts[i + 1]`` (an item of a list, or a
+    view of an array: a helper's write reaches ``acts`` in NumPy), ``W[0][1]``."""
+    while isinstance(arg, cst.Subscript):
+        arg = arg.value
+    return arg.value if isinstance(arg, cst.Name) else None
+
+
+def _functions(value: Any) -> list[Any]:
+    """The functions a dict, list or tuple of a module holds (``ACTIVATIONS = {'relu': inplace_relu, ...}``)."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    return [v for v in items if isinstance(v, types.FunctionType)]
+
+
+def callees(func: cst.BaseExpression, lookup: Callable[[str], Any],
+            local: Callable[[str], list[cst.BaseExpression]], seen: frozenset[str] = frozenset()) -> list[Any]:
+    """The functions ``func`` (a call's callee) may be: a helper by name, one a local variable is bound to
+    (``hidden_activation = ACTIVATIONS[activation]``: each function the module's dict holds), an item of a
+    module's dict or list (``ACTIVATIONS[name](x)``), either side of ``f if c else g``. ``local``: the values a
+    local name is bound to (``[]`` where unknown)."""
+    if isinstance(func, cst.Name):
+        fn = lookup(func.value)
+        if fn is not None:
+            return [fn]
+        if func.value in seen:
+            return []
+        return [c for v in local(func.value) for c in callees(v, lookup, local, seen | {func.value})]
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        return _functions(lookup(func.value.value))
+    if isinstance(func, cst.IfExp):
+        return callees(func.body, lookup, local, seen) + callees(func.orelse, lookup, local, seen)
+    return []
+
+
+def changed_arguments(call: cst.Call, lookup: Callable[[str], Any],
+                      local: Callable[[str], list[cst.BaseExpression]] = lambda name: []
+                      ) -> list[tuple[str, str, str]]:
+    """(the variable an argument is or is part of, the change, the argument as written) for each argument a
+    user's helper ``call`` may call changes in place (frontend/changed_arguments.py)."""
+    if any(a.star for a in call.args):
         return []
-    fn = lookup(call.func.value)
-    changed = changed_parameters(fn)
-    if not changed:
-        return []
-    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
     positional = [a.value for a in call.args if a.keyword is None]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     out = []
-    for k, what in sorted(changed.items()):
-        arg = positional[k] if k < len(positional) else keywords.get(names[k])
-        if isinstance(arg, cst.Name):
-            out.append((arg.value, what))
+    for fn in callees(call.func, lookup, local):
+        changed = changed_parameters(fn)
+        if not changed:
+            continue
+        names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+        for k, what in sorted(changed.items()):
+            arg = positional[k] if k < len(positional) else keywords.get(names[k])
+            name = _argument_name(arg) if arg is not None else None
+            if name is not None and arg is not None and (name, what, code(arg)) not in out:
+                out.append((name, what, code(arg)))
     return out
 
 
 def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tuple[str, bool] | None],
                                                        Callable[[str], bool],
-                                                       Callable[[cst.Call], list[tuple[str, str]]]]:
+                                                       Callable[[cst.Call], list[tuple[str, str, str]]]]:
     """``aliasing.scan``'s ``returned``, ``module_array`` and ``changed`` for the function ``src`` reads (its
     globals and closure; a name the function binds itself is its own, never the module's)."""
     from .resolve import local_names
@@ -126,5 +164,12 @@ def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tup
     def module_array(name: str) -> bool:
         return name not in local and isinstance(scope.get(name), np.ndarray)
 
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for node in walk(fdef.body):  # (a local name's values as written: `h = ACTIVATIONS[name]`)
+        if isinstance(node, cst.Assign):
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    bound.setdefault(t.target.value, []).append(node.value)
+
     return (lambda call: returned_source(call, lookup)), module_array, \
-        (lambda call: changed_arguments(call, lookup))
+        (lambda call: changed_arguments(call, lookup, lambda name: bound.get(name, [])))
