@@ -950,3 +950,122 @@ def discount_rewards(r, gamma=0.99):
         running_add = running_add * gamma + r[t]
         discounted_r[t] = running_add
     return discounted_r
+
+
+# == a second batch: scikit-learn's Huber and multinomial losses, statsmodels' IRLS, filterpy's EKF, scipy.signal ===
+
+
+def sk_huber_loss(w, X, y, epsilon=1.35, alpha=1e-4):
+    # linear_model/_huber._huber_loss_and_gradient's loss (sample weights of ones): masked reductions
+    _, n_features = X.shape
+    fit_intercept = n_features + 2 == w.shape[0]
+    if fit_intercept:
+        intercept = w[-2]
+    sigma = w[-1]
+    w = w[:n_features]
+    n_samples = np.sum(np.ones_like(y))
+    linear_loss = y - np.dot(X, w)
+    if fit_intercept:
+        linear_loss -= intercept
+    abs_linear_loss = np.abs(linear_loss)
+    outliers_mask = abs_linear_loss > epsilon * sigma
+    num_outliers = np.count_nonzero(outliers_mask)
+    outlier_loss = 2.0 * epsilon * np.sum(abs_linear_loss[outliers_mask]) - sigma * num_outliers * epsilon ** 2
+    squared_loss = np.sum(linear_loss[~outliers_mask] ** 2) / sigma
+    return n_samples * sigma + squared_loss + outlier_loss + alpha * np.dot(w, w)
+
+
+def _logsumexp_rows(a):
+    a_max = np.max(a, axis=1, keepdims=True)
+    return np.log(np.sum(np.exp(a - a_max), axis=1)) + a_max[:, 0]
+
+
+def sk_multinomial_loss(w, X, Y, alpha=0.1):
+    # linear_model/_logistic._multinomial_loss
+    n_classes = Y.shape[1]
+    n_features = X.shape[1]
+    fit_intercept = w.size == (n_classes * (n_features + 1))
+    w = w.reshape(n_classes, -1)
+    sample_weight = np.ones(X.shape[0])
+    if fit_intercept:
+        intercept = w[:, -1]
+        w = w[:, :-1]
+    else:
+        intercept = 0
+    p = np.dot(X, w.T)
+    p += intercept
+    p -= _logsumexp_rows(p)[:, np.newaxis]
+    loss = -(sample_weight[:, np.newaxis] * Y * p).sum()
+    loss += 0.5 * alpha * np.dot(w.ravel(), w.ravel())
+    p = np.exp(p)
+    return loss, p
+
+
+def poisson_irls(X, y, n_iter=4):
+    # statsmodels' GLM fit by iteratively reweighted least squares (log link)
+    beta = np.zeros(X.shape[1])
+    for i in range(n_iter):
+        eta = X @ beta
+        mu = np.exp(eta)
+        z = eta + (y - mu) / mu
+        XtW = X.T * mu
+        beta = np.linalg.solve(XtW @ X, XtW @ z)
+    return beta
+
+
+def _range_jacobian(x):
+    d = np.sqrt(x[0] ** 2 + x[1] ** 2)
+    return np.array([[x[0] / d, x[1] / d, 0.0]])
+
+
+def _range_hx(x):
+    return np.array([np.sqrt(x[0] ** 2 + x[1] ** 2)])
+
+
+def _ekf_update(x, P, z, HJacobian, Hx, R):
+    H = HJacobian(x)
+    PHT = np.dot(P, H.T)
+    S = np.dot(H, PHT) + R
+    K = PHT.dot(np.linalg.inv(S))
+    hx = Hx(x)
+    y = z - hx
+    x = x + np.dot(K, y)
+    I_KH = np.eye(x.shape[0]) - np.dot(K, H)
+    P = np.dot(I_KH, P).dot(I_KH.T) + np.dot(K, R).dot(K.T)
+    return x, P
+
+
+def ekf_track(zs, x0, r):
+    # filterpy's ExtendedKalmanFilter.update with the Jacobian and measurement functions passed in
+    x = x0
+    P = np.eye(3)
+    F = np.array([[1.0, 0.0, 0.1], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    R = np.array([[r]])
+    for z in zs:
+        x = F @ x
+        P = F @ P @ F.T + 0.01 * np.eye(3)
+        x, P = _ekf_update(x, P, np.array([z]), _range_jacobian, _range_hx, R)
+    return x, np.trace(P)
+
+
+def iir_filter(b, a, x):
+    # signal.lfilter of a second-order section, written as the direct form's loop
+    y = np.zeros_like(x)
+    for n in range(x.shape[0]):
+        y[n] = b[0] * x[n]
+        if n >= 1:
+            y[n] += b[1] * x[n - 1] - a[1] * y[n - 1]
+        if n >= 2:
+            y[n] += b[2] * x[n - 2] - a[2] * y[n - 2]
+    return y / a[0]
+
+
+def savgol_smooth(x, window_length=5, polyorder=2):
+    # signal.savgol_coeffs (least squares on a window by the pseudo-inverse of its Vandermonde matrix), convolved
+    halflen = window_length // 2
+    pos = np.arange(-halflen, window_length - halflen, dtype=float)
+    A = pos ** np.arange(polyorder + 1)[:, np.newaxis]
+    y = np.zeros(polyorder + 1)
+    y[0] = 1.0
+    coeffs = np.linalg.lstsq(A, y, rcond=None)[0]
+    return np.convolve(x, coeffs[::-1], mode="valid")

@@ -226,6 +226,24 @@ CASES: tuple[Case, ...] = (
     # rewards at once cross it)
     Case("discount_rewards", lambda r, d: (r.integers(-1, 2, 7).astype(d) * (r.uniform(size=7) < 0.6),),
          (J, JR, v((0,)))),
+    # a second batch
+    Case("sk_huber_loss", lambda r, d: (np.concatenate([_n(r, d, 3), [0.2, 1.0]]).astype(d), _n(r, d, 8, 3),
+                                        _n(r, d, 8, scale=2.0)),
+         (J, G, g("(0, 1, 2)"), H, v((0, None, None)), v((None, 0, 0)), vg((0, None, None)), jp(3, (0,)))),
+    Case("sk_multinomial_loss", lambda r, d: (_n(r, d, 12, scale=0.5), _n(r, d, 5, 3), _onehot(r, d, 5, 3)),
+         (J, out(0, "grad", "(0, 1)"), out(0, "hessian"), out(1, "jacrev"), v((0, None, None)), v((None, 0, 0)),
+          vg((0, None, None)), jp(3, (0, 1)))),
+    Case("sk_multinomial_noint", lambda r, d: (_n(r, d, 9, scale=0.5), _n(r, d, 5, 3), _onehot(r, d, 5, 3)),
+         (J, out(0, "grad"), v((0, None, None))), fn_name="sk_multinomial_loss"),
+    Case("poisson_irls", lambda r, d: (_n(r, d, 8, 2, scale=0.5), r.poisson(2.0, 8).astype(d) + 0.5),
+         (J, jr("(0, 1)"), v((0, 0)), v((None, 0)), jp(2))),
+    Case("ekf_track", lambda r, d: (_u(r, d, 2.0, 3.0, 4), np.array([2.0, 1.0, 0.5]).astype(d) + _n(r, d, 3, scale=0.1),
+                                    _u(r, d, 0.5, 1.5)),
+         (J, out(0, "jacrev", "(0, 1, 2)"), out(1, "grad", "(0, 2)"), v((0, 0, 0)), v((0, None, None)), jp(3))),
+    Case("iir_filter", lambda r, d: (_n(r, d, 3, scale=0.5), np.array([1.0, -0.5, 0.2]).astype(d)
+                                     + _n(r, d, 3, scale=0.05), _n(r, d, 7)),
+         (J, jr("(0, 1, 2)"), v((0, 0, 0)), v((None, None, 0)), vgs((0, None, 0)), jp(3))),
+    Case("savgol_smooth", lambda r, d: (_n(r, d, 9),), (J, JR, v((0,)), jp(1))),
 )
 
 DEFAULT_CASES = ("kalman_filter", "mlp_forward", "sk_softmax")
