@@ -26,9 +26,26 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax refuses too (reported; located at the user's line with a hint)
-JAX_REFUSES: tuple[str, ...] = ()
+JAX_REFUSES: tuple[str, ...] = (
+    # mlp_forward's `hidden_activation(activations[i + 1])`: scikit-learn's in-place activations (`np.maximum(X, 0,
+    # out=X)`, `np.tanh(X, out=X)`) write into the caller's list item (silently wrong before; jax: no `out=`)
+    "changes the caller's array",
+    # min-char-rnn's `for dparam in [dWxh, ...]: np.clip(dparam, -5, 5, out=dparam)` (jax: no `out=`)
+    "may be or hold that same array",
+    # euclidean_distances' `return distances if squared else np.sqrt(distances, out=distances)`: the view check
+    # reads the two branches of `a if c else b` in order, `select = distances` before the other branch's write (a
+    # conservative refusal; the same write as a statement runs, tests/test_ufunc_outputs.py; jax: no `out=`)
+    "would also change 'select' in NumPy",
+    # scipy's logsumexp: `with np.errstate(divide="ignore"):` (jax: `a_max[~np.isfinite(a_max)] = 0`, no errstate)
+    "with is not supported",
+)
 # Refusals met where jax runs the program (each with a reason)
-KNOWN_REFUSALS: tuple[str, ...] = ()
+KNOWN_REFUSALS: tuple[str, ...] = (
+    # scipy's scalar_search_armijo returns `None, phi_a1` when the search fails, `alpha, phi` otherwise, from inside
+    # a `while` on data: no compiled program returns None on some examples and an array on others (jax runs it
+    # eagerly only, one Python value at a time)
+    "the branches give different structures: (*, *,) and (None, *,)",
+)
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
@@ -173,10 +190,10 @@ CASES: tuple[Case, ...] = (
     Case("rts_smoother", _rts, (J, out(0, "jacrev", "(0, 1)"), out(1, "jacfwd", 2), v((0, 0, 0, 0)),
                                 v((0, 0, None, None)), jp(4))),
     # (np.linalg.cholesky reads P's lower triangle, as NumPy; its derivative is JAX's, for a symmetric P: finite
-    # differences of one raw entry differ by design, docs/numpy.md; jax is the oracle)
+    # differences of one raw entry differ by design, docs/numpy.md, and jax cannot run the in-place writes: no
+    # derivative in P)
     Case("ukf_predict", lambda r, d: (_n(r, d, 2), _spd(r, d, 2), _spd(r, d, 2) * 0.1),
-         (J, out(0, "jacrev", "(0, 1)"), out(1, "jacfwd", "(0, 1, 2)"), v((0, 0, 0)), v((0, None, None)), jp(3)),
-         fd=False),
+         (J, out(0, "jacrev", 0), out(1, "jacfwd", "(0, 2)"), v((0, 0, 0)), v((0, None, None)), jp(3, (0, 2)))),
     Case("q_white_noise", lambda r, d: (_u(r, d, 0.1, 1.0), _u(r, d, 0.5, 1.5)),
          (J, jr("(0, 1)"), v((0, 0)), v((None, 0)), jp(2))),
     Case("gh_filter", lambda r, d: (np.cumsum(_n(r, d, 6)).astype(d), _n(r, d), _n(r, d), _u(r, d, 0.2, 0.8),
@@ -232,7 +249,7 @@ CASES: tuple[Case, ...] = (
          (J, G, g("(0, 1, 2)"), H, v((0, None, None)), v((None, 0, 0)), vg((0, None, None)), jp(3, (0,)))),
     Case("sk_multinomial_loss", lambda r, d: (_n(r, d, 12, scale=0.5), _n(r, d, 5, 3), _onehot(r, d, 5, 3)),
          (J, out(0, "grad", "(0, 1)"), out(0, "hessian"), out(1, "jacrev"), v((0, None, None)), v((None, 0, 0)),
-          vg((0, None, None)), jp(3, (0, 1)))),
+          v((0, None, None), "grad(lambda *a: f(*a)[0])"), jp(3, (0, 1)))),
     Case("sk_multinomial_noint", lambda r, d: (_n(r, d, 9, scale=0.5), _n(r, d, 5, 3), _onehot(r, d, 5, 3)),
          (J, out(0, "grad"), v((0, None, None))), fn_name="sk_multinomial_loss"),
     Case("poisson_irls", lambda r, d: (_n(r, d, 8, 2, scale=0.5), r.poisson(2.0, 8).astype(d) + 0.5),
@@ -246,7 +263,7 @@ CASES: tuple[Case, ...] = (
     Case("savgol_smooth", lambda r, d: (_n(r, d, 9),), (J, JR, v((0,)), jp(1))),
 )
 
-DEFAULT_CASES = ("kalman_filter", "mlp_forward", "sk_softmax")
+DEFAULT_CASES = ("sk_softmax", "q_white_noise", "chi2_kernel")
 
 CORPUS = VmapCorpus(hp, CASES, "hunt25_check_", known_refusals=JAX_REFUSES + KNOWN_REFUSALS,
                     known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG)
