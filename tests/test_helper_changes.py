@@ -14,6 +14,8 @@ import pytest
 
 import srcjax
 
+from . import hunt25_programs as hp25
+
 
 def _fill(b: Any, x: Any) -> None:
     b[1:-1] = x[1:-1] * 2.0
@@ -200,3 +202,31 @@ def test_each_numpy_write_into_a_parameter_is_a_change(helper: Any) -> None:
     from srcjax.frontend.changed_arguments import changed_parameters
 
     assert 0 in changed_parameters(helper)
+
+
+def _module_attribute(x: Any) -> Any:
+    y = x * 2.0
+    hp25._inplace_relu(y)  # (a helper of another module of the user's)
+    return y
+
+
+def _default_callee(x: Any, act: Any = _relu_out) -> Any:
+    y = x * 2.0
+    act(y)
+    return y
+
+
+def _loop_over_callees(x: Any) -> Any:
+    y = x * 2.0
+    for h in (_tanh_positional, _relu_out):
+        h(y)
+    return y
+
+
+@pytest.mark.parametrize(("fn", "line"), [(_module_attribute, "hp25._inplace_relu(y)"), (_default_callee, "act(y)"),
+                                          (_loop_over_callees, "h(y)")])
+def test_a_helper_named_through_a_module_a_default_or_a_loop_is_followed(fn: Any, line: str) -> None:
+    x = np.arange(4.0) - 1.5
+    with pytest.raises(srcjax.TranspileError, match="changes the caller's array") as e:
+        srcjax.jit(fn)(x.copy())
+    assert line in str(e.value)

@@ -20,6 +20,7 @@ import numpy as np
 
 from .changed_arguments import changed_parameters
 from .names import code, walk
+from .syntax import attr_chain
 
 # the bytecode of `return name`: a local (a parameter) or a global/closure value, then RETURN_VALUE
 _LOCAL_LOADS = {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
@@ -121,6 +122,13 @@ def callees(func: cst.BaseExpression, lookup: Callable[[str], Any],
         return [c for v in local(func.value) for c in callees(v, lookup, local, seen | {func.value})]
     if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
         return _functions(lookup(func.value.value))
+    if isinstance(func, cst.Attribute) and (chain := attr_chain(func)) is not None:  # (`helpers.relu_(y)`)
+        value = lookup(chain[0])
+        for attr in chain[1:]:
+            value = getattr(value, attr, None)
+        return [value] if isinstance(value, types.FunctionType) else []
+    if isinstance(func, (cst.Tuple, cst.List)):  # (`for h in (relu_, scale_): h(y)`)
+        return [c for e in func.elements for c in callees(e.value, lookup, local, seen)]
     if isinstance(func, cst.IfExp):
         return callees(func.body, lookup, local, seen) + callees(func.orelse, lookup, local, seen)
     return []
@@ -165,11 +173,18 @@ def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tup
         return name not in local and isinstance(scope.get(name), np.ndarray)
 
     bound: dict[str, list[cst.BaseExpression]] = {}
+    for p in [*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params]:
+        if p.default is not None:  # (`def f(x, act=relu_)`: the default's function)
+            bound.setdefault(p.name.value, []).append(p.default)
     for node in walk(fdef.body):  # (a local name's values as written: `h = ACTIVATIONS[name]`)
         if isinstance(node, cst.Assign):
             for t in node.targets:
                 if isinstance(t.target, cst.Name):
                     bound.setdefault(t.target.value, []).append(node.value)
+        elif isinstance(node, cst.For) and isinstance(node.target, cst.Name):  # (`for h in (relu_, scale_)`, an
+            item = node.iter if isinstance(node.iter, (cst.Tuple, cst.List)) else cst.Subscript(  # item of a module's
+                value=node.iter, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])  # list: `for h in HS`)
+            bound.setdefault(node.target.value, []).append(item)
 
     return (lambda call: returned_source(call, lookup)), module_array, \
         (lambda call: changed_arguments(call, lookup, lambda name: bound.get(name, [])))
