@@ -177,12 +177,16 @@ CASES: tuple[Case, ...] = (
          numpy_dtypes="the gaussian window's `np.arange(M) - (M - 1.0) / 2.0` is a float64 array in NumPy (jax: weakly "
                       "typed), so beside a float32 `std` float64 (jax: float32)"),
     Case("kaiser_window", lambda r, d: (_n(r, d, 7), _u(r, d, 1.0, 6.0)),
-         (J, jr("(0, 1)"), v((0, 0)), v((None, 0)), jp(2))),
+         (J, jr("(0, 1)"), v((0, 0)), v((None, 0)), jp(2)),
+         numpy_dtypes="`(n - alpha) / alpha` of `n = np.arange(M)` is a float64 array in NumPy (jax: weakly typed), "
+                      "so beside a float32 `beta` float64 (jax: float32)"),
     Case("pchip_eval", _pchip, (J, jr("(0, 1, 2, 3)"), v((None, 0, 0, 0)), v((0, 0, 0, 0)), jp(4))),
     Case("interp_resample", lambda r, d: (_n(r, d, 5), _n(r, d, 5), _u(r, d, -0.5, 5.0, 6)),
          (J, out(0, "jacrev", "(0, 1, 2)"), out(1, "jacfwd", "(1, 2)"), v((0, 0, 0)), v((None, None, 0)), jp(3))),
     Case("stats_logpdfs", lambda r, d: (_n(r, d, 5), _n(r, d, scale=0.3), _u(r, d, 0.5, 1.5)),
-         (J, G, g("(0, 1, 2)"), h(2), v((0, None, None)), v((None, 0, 0)), vg((0, 0, 0)), jp(3))),
+         (J, G, g("(0, 1, 2)"), h(2), v((0, None, None)), v((None, 0, 0)), vg((0, 0, 0)), jp(3)),
+         numpy_dtypes="`np.log(2 * np.pi)` is a NumPy float64 scalar, strong under NEP 50 (jax: a weakly typed "
+                      "array), so the float32 densities become float64 (jax: float32)"),
     Case("huber", lambda r, d: (_u(r, d, 0.5, 1.5), _n(r, d, 6)),
          (J, out(0, "jacrev", "(0, 1)"), out(1, "jacfwd", "(0, 1)"), v((0, 0)), v((None, 0)), jp(2))),
     # filterpy
