@@ -302,6 +302,8 @@ def batch_select(c: Any, a: Any, b: Any) -> Any:
         return b
     if b is UNSET:
         return a
+    if (a is None) != (b is None):  # (`return None` on one path of an `if` on data, a value on the other)
+        raise TypeError("the branches give different structures: a value and None")
     k = max(np.ndim(a), np.ndim(b)) - np.ndim(c)
     c2 = np.reshape(c, np.shape(c)[:1] + (1,) * k + np.shape(c)[1:]) if k > 0 else c
     if has_derivative(a) or has_derivative(b):

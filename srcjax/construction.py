@@ -14,13 +14,13 @@ from .move_plan import move_back, move_index
 
 
 def batch_stacked(x: Any) -> Any:
-    """A batched value read as one array per example (``np.asarray(xs)``): a list or tuple of batched arrays
-    (two levels deep) stacked after the batch axis, as NumPy stacks one example's list; an array as it is."""
+    """A batched value read as one array per example (``np.asarray(xs)``): a (nested) list or tuple of batched
+    arrays stacked after the batch axis, level by level, as NumPy stacks one example's list; an array as it is."""
     if not isinstance(x, (list, tuple)):
         return x
     rows = []  # (a loop of appends, which derivatives follow: a jacobian of the vmap differentiates this)
     for r in x:
-        rows.append(np.stack(r, axis=1) if isinstance(r, (list, tuple)) else r)
+        rows.append(batch_stacked(r) if isinstance(r, (list, tuple)) else r)
     return np.stack(rows, axis=1)
 
 

@@ -177,6 +177,7 @@ COVER: dict[str, tuple[str, Callable[[str, dict[str, Any]], tuple[str, ...]]]] =
     "tests/test_hunt21_programs.py::test_hunt21_program": ("program and transformation", _program_and_chain),
     "tests/test_hunt22_programs.py::test_hunt22_program": ("program and transformation", _program_and_chain),
     "tests/test_hunt23_programs.py::test_hunt23_program": ("program and transformation", _program_and_chain),
+    "tests/test_hunt25_programs.py::test_hunt25_program": ("program and transformation", _program_and_chain),
     # grids of programs x transformations (in_axes, dtypes): each value of each axis keeps a case (grids whose
     # cases cost ~0.1 CPU s or less, test_max_bar's, test_fft's n-d calls, test_windows' vmaps, all run)
     "tests/test_vmap_recursion.py::test_vmap_through_static_recursion": ("program, in_axes and transformation",

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import libcst as cst
+import numpy as np
 
 from . import item_views
 from .names import code, names_in, target_names, walk
@@ -44,6 +45,7 @@ class InPlaceAlias:
     repeated: str = ""  # the list display repeated (``[x] * 2``) whose items are all the array changed
     module: bool = False  # ``alias`` is a module-level (or closure) array: NumPy's change outlives the call
     helper: str = ""  # the change a user's helper called by ``statement`` makes to its argument ``name``
+    argument: str = ""  # that argument as written (``acts[1]``: an item of ``name``), where not ``name``
     rebinds: bool = False  # helper: ``p op= v`` on its parameter's name (a number is bound again, an array changed)
 
 
@@ -374,6 +376,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             elif isinstance(tgt, cst.Name) and (rep := _repeated(s.value)) is not None:
                 ev("bind", tgt.value)
                 ev("repeat", tgt.value, source=rep, made=code(s.value))
+            elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Call) and \
+                    (out := _written_name(s.value)) is not None:
+                ev("copy", tgt.value, source=out, made=code(s.value))  # (`q = np.exp(p, p)`: q is p's array)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Call) and w.returned is not None and \
                     (got := w.returned(s.value)) is not None:
                 ev("copy", tgt.value, source=got[0], made=code(s.value), module=got[1])  # (ident(s), get_table())
@@ -438,7 +443,29 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         for a in call.args if isinstance(call, cst.Call) else ():  # np.clip(d, -5, 5, out=d) too
             if a.keyword is not None and a.keyword.value == "out" and isinstance(a.value, cst.Name):
                 ev("inplace", a.value.value)
+        if isinstance(call, cst.Call) and (out := _positional_out(call)) is not None:
+            ev("inplace", out)  # (np.exp(K, K))
     w.events += [_Event(p, "read", n, node, loops=loops, guards=tuple(w.guards)) for n in reads] + effects
+
+
+def _positional_out(call: cst.Call) -> str | None:
+    """The array a NumPy ufunc's positional output names (``np.exp(K, K)``: ``K``), None if none."""
+    chain = attr_chain(call.func)
+    fv = getattr(np, chain[1], None) if chain is not None and len(chain) == 2 and chain[0] in ("np", "numpy") \
+        else None
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    if isinstance(fv, np.ufunc) and fv.nout == 1 and len(positional) == fv.nin + 1 and \
+            isinstance(positional[-1], cst.Name):
+        return positional[-1].value
+    return None
+
+
+def _written_name(call: cst.Call) -> str | None:
+    """The array a NumPy call writes its result into and returns (``out=p`` or ``np.exp(p, p)``: ``p``)."""
+    out = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
+    if isinstance(out, cst.Name):
+        return out.value
+    return _positional_out(call)
 
 
 def _loop_items(st: cst.For) -> list[tuple[str, str]]:
@@ -825,8 +852,8 @@ def describe(found: InPlaceAlias) -> tuple[str, str]:
         return (f"{found.helper}: in NumPy that changes the caller's array `{found.name}` in place, and {read} is "
                 f"read after the call; srcjax arrays are immutable (as JAX's): the helper's change would not reach "
                 f"the caller",
-                f"return the new array from the helper and bind it in the caller (`return {found.name}` at the "
-                f"helper's end, `{found.name} = {found.helper.split('`')[1]}` here)")
+                f"return the new array from the helper and bind it in the caller (`return` the changed parameter at "
+                f"the helper's end, `{found.argument or found.name} = {found.helper.split('`')[1]}` here)")
     if found.binding:
         return (f"`{what}` changes `{found.name}`'s array in place in NumPy, and `{found.alias}` may be or hold that "
                 f"same array (`{found.binding}` does not copy), so NumPy's `{found.alias}` changes too; srcjax arrays "

@@ -31,8 +31,9 @@ from . import aliasing
 from .aliasing import user_view_of
 from .names import code, target_names, walk
 from .returned_alias import returned_source
+from .syntax import attr_chain
 
-__all__ = ["Change", "changed_arguments", "changed_parameters", "resolvers"]
+__all__ = ["Change", "callees", "changed_arguments", "changed_parameters", "resolvers"]
 
 _CALLER = aliasing.CALLER  # (the second names the scan gives the parameters: the caller's, read after)
 
@@ -141,31 +142,75 @@ def _changes(src: Any, resolvers: Any) -> dict[str, Change]:
     return found_
 
 
-def changed_arguments(call: cst.Call, lookup: Callable[[str], Any]) -> list[tuple[str, str, bool, bool, str]]:
+def _functions(value: Any) -> list[Any]:
+    """The functions a dict, list or tuple of a module holds (``ACTIVATIONS = {'relu': inplace_relu, ...}``)."""
+    items = value.values() if isinstance(value, dict) else value if isinstance(value, (list, tuple)) else ()
+    return [v for v in items if isinstance(v, types.FunctionType)]
+
+
+def callees(func: cst.BaseExpression, lookup: Callable[[str], Any],
+            local: Callable[[str], list[cst.BaseExpression]], seen: frozenset[str] = frozenset()) -> list[Any]:
+    """The functions ``func`` (a call's callee) may be: a helper by name, one a local variable is bound to
+    (``hidden_activation = ACTIVATIONS[activation]``: each function the module's dict holds), a parameter's
+    default, an item of a module's dict or list (``ACTIVATIONS[name](x)``), a module's attribute
+    (``helpers.relu_(y)``), either side of ``f if c else g``, a loop's item (``for h in (relu_, scale_)``).
+    ``local``: the values a local name is bound to (``[]`` where unknown)."""
+    if isinstance(func, cst.Name):
+        fn = lookup(func.value)
+        if fn is not None:
+            return [fn]
+        if func.value in seen:
+            return []
+        return [c for v in local(func.value) for c in callees(v, lookup, local, seen | {func.value})]
+    if isinstance(func, cst.Subscript) and isinstance(func.value, cst.Name):
+        return _functions(lookup(func.value.value))
+    if isinstance(func, cst.Attribute) and (chain := attr_chain(func)) is not None:
+        value = lookup(chain[0])
+        for attr in chain[1:]:
+            value = getattr(value, attr, None)
+        return [value] if isinstance(value, types.FunctionType) else []
+    if isinstance(func, (cst.Tuple, cst.List)):
+        return [c for e in func.elements for c in callees(e.value, lookup, local, seen)]
+    if isinstance(func, cst.IfExp):
+        return callees(func.body, lookup, local, seen) + callees(func.orelse, lookup, local, seen)
+    return []
+
+
+def changed_arguments(call: cst.Call, lookup: Callable[[str], Any],
+                      local: Callable[[str], list[cst.BaseExpression]] = lambda name: []
+                      ) -> list[tuple[str, str, bool, bool, str]]:
     """(the variable, the change, whether it is ``p op= v``: a number bound again, whether the argument is an item
-    of the variable, the parameter where the argument is the variable itself, else "") for each argument the
-    user's helper ``call`` calls changes in place (frontend/changed_arguments.py): an argument written as a name, a
-    view of one (``fill(b[1:], x)`` writes into ``b``: never a number) or an item (``fill(box[0], x)``: the array
-    the container holds, or a row of ``m``)."""
-    if not isinstance(call.func, cst.Name) or any(a.star for a in call.args):
+    of the variable, the parameter where the argument is the variable itself and the call names the helper, else
+    "") for each argument a user's helper that ``call`` may call changes in place (:func:`callees`): an argument
+    written as a name, a view of one (``fill(b[1:], x)`` writes into ``b``: never a number) or an item
+    (``fill(box[0], x)``, ``fill(W[0][1], x)``: the array the container holds, or a row of ``m``)."""
+    if any(a.star for a in call.args):
         return []
-    fn = lookup(call.func.value)
-    changed = changed_parameters(fn)
-    if not changed:
-        return []
-    names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+    direct = isinstance(call.func, cst.Name) and lookup(call.func.value) is not None
     positional = [a.value for a in call.args if a.keyword is None]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
-    out = []
-    for param, change in changed.items():
-        k = names.index(param) if param in names else len(positional)
-        arg = positional[k] if k < len(positional) else keywords.get(param)
-        if isinstance(arg, cst.Name):
-            out.append((arg.value, change.what, change.rebinds, False, param))
-        elif arg is not None and (base := user_view_of(arg)) is not None:
-            out.append((base, change.what, False, False, ""))
-        elif isinstance(arg, cst.Subscript) and isinstance(arg.value, cst.Name):
-            out.append((arg.value.value, change.what, False, True, ""))
+    out: list[tuple[str, str, bool, bool, str]] = []
+    for fn in callees(call.func, lookup, local):
+        changed = changed_parameters(fn)
+        if not changed:
+            continue
+        names = list(fn.__code__.co_varnames[:fn.__code__.co_argcount])
+        for param, change in changed.items():
+            k = names.index(param) if param in names else len(positional)
+            arg = positional[k] if k < len(positional) else keywords.get(param)
+            got: tuple[str, str, bool, bool, str] | None = None
+            if isinstance(arg, cst.Name):
+                got = (arg.value, change.what, change.rebinds, False, param if direct else "")
+            elif arg is not None and (base := user_view_of(arg)) is not None:
+                got = (base, change.what, False, False, "")
+            elif isinstance(arg, cst.Subscript):
+                root: cst.BaseExpression = arg
+                while isinstance(root, cst.Subscript):
+                    root = root.value
+                if isinstance(root, cst.Name):
+                    got = (root.value, change.what, False, True, "")
+            if got is not None and got not in out:
+                out.append(got)
     return out
 
 
@@ -184,5 +229,19 @@ def resolvers(src: Any, fdef: cst.FunctionDef) -> tuple[Callable[[cst.Call], tup
     def module_array(name: str) -> bool:
         return name not in local and isinstance(scope.get(name), np.ndarray)
 
+    bound: dict[str, list[cst.BaseExpression]] = {}
+    for p in [*fdef.params.params, *fdef.params.kwonly_params, *fdef.params.posonly_params]:
+        if p.default is not None:  # (`def f(x, act=relu_)`: the default's function)
+            bound.setdefault(p.name.value, []).append(p.default)
+    for node in walk(fdef.body):  # (a local name's values as written: `h = ACTIVATIONS[name]`)
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                if isinstance(t.target, cst.Name):
+                    bound.setdefault(t.target.value, []).append(node.value)
+        elif type(node) is cst.For and isinstance(node.target, cst.Name):  # (`for h in (relu_, scale_)`; an item
+            item = node.iter if isinstance(node.iter, (cst.Tuple, cst.List)) else cst.Subscript(  # of a module's
+                value=node.iter, slice=[cst.SubscriptElement(cst.Index(cst.Integer("0")))])  # list: `for h in HS`)
+            bound.setdefault(node.target.value, []).append(item)
+
     return (lambda call: returned_source(call, lookup)), module_array, \
-        (lambda call: changed_arguments(call, lookup))
+        (lambda call: changed_arguments(call, lookup, lambda name: bound.get(name, [])))

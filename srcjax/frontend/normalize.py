@@ -321,6 +321,8 @@ class Normalizer(Resolver):
         if (fv := plain_calls.plain_callee(self, node)) is not plain_calls.NOT_PLAIN:  # np.f(..), index_add(..)
             if (selected := numpy_calls.selection_reduction(self, node)) is not None:  # (the one check left)
                 return selected
+            if (isinstance(fv, np.ufunc) or fv is np.clip) and (written := numpy_calls.written_value(self, node)):
+                return self.flat(written)  # `return np.sqrt(d, out=d)`: d[...] = np.sqrt(d), then d
             numpy_calls.check_sized(self, node, fv)
             return self.call_of(node, True, fv)
         if (rewritten := builtin_calls.rewrite(self, node)) is not None:  # map(f, xs), functools.reduce, zip(*xs)

@@ -154,21 +154,37 @@ def ufunc_at(norm: Normalizer, call: cst.Call) -> bool:
     return True
 
 
-def out_argument(norm: Normalizer, call: cst.Call) -> bool:
-    """``np.add(a, b, out=b)`` (a ufunc, or np.clip, writing its result into an array: numpy-100's in-place
-    arithmetic, min-char-rnn's ``np.clip(d, -5, 5, out=d)``) as ``b[...] = np.add(a, b)``, the write into a
-    local array srcjax follows (cast to ``b``'s dtype; a view of another array is refused there). False: not one."""
-    if in_place_function(norm, call):
-        return True
-    out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
-    if out is None:
-        return False
+def written_ufunc(norm: Normalizer, call: cst.Call) -> Any:
+    """The ufunc (or ``np.clip``) ``call`` calls when it writes its result into an array, ``out=`` or a ufunc's
+    positional output (``np.exp(K, K)``); None otherwise."""
+    positional = [a for a in call.args if a.keyword is None]
+    has_out = any(a.keyword is not None and a.keyword.value == "out" for a in call.args)
+    if not has_out and (len(positional) < 2 or any(a.star for a in call.args)):
+        return None
     try:
         ok, fv = norm.static_value(call.func)
     except UnknownFunctionError:
-        return False
+        return None
     if not ok or not (isinstance(fv, np.ufunc) or fv is np.clip):
+        return None
+    if not has_out and not (isinstance(fv, np.ufunc) and fv.nout == 1 and len(positional) == fv.nin + 1):
+        return None
+    return fv
+
+
+def out_argument(norm: Normalizer, call: cst.Call) -> bool:
+    """``np.add(a, b, out=b)`` and ``np.exp(K, K)`` (a ufunc, or np.clip, writing its result into an array:
+    numpy-100's in-place arithmetic, min-char-rnn's ``np.clip(d, -5, 5, out=d)``, scikit-learn's kernels) as
+    ``b[...] = np.add(a, b)``, the write into a
+    local array srcjax follows (cast to ``b``'s dtype; a view of another array is refused there). False: not one."""
+    if in_place_function(norm, call):
+        return True
+    fv = written_ufunc(norm, call)
+    if fv is None:
         return False
+    out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None)
+    if out is None:  # (a ufunc's positional output: scikit-learn's `np.exp(K, K)`)
+        out = [a for a in call.args if a.keyword is None][fv.nin]
     if not isinstance(out.value, cst.Name):
         raise norm.unsupported(out, "an `out=` that is not a local array variable",
                                "assign the result instead: `y = np.add(a, b)`")
@@ -178,6 +194,18 @@ def out_argument(norm: Normalizer, call: cst.Call) -> bool:
     whole = cst.Subscript(value=out.value, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
     norm.index_assign(whole, value, call)
     return True
+
+
+def written_value(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """A ufunc call writing into an array used as a value (``return np.sqrt(d, out=d)``, ``p = np.exp(p, p)``):
+    the write (:func:`out_argument`), then the array written, which is the call's value in NumPy. None: not one."""
+    fv = written_ufunc(norm, call)
+    if fv is None:
+        return None
+    out = next((a for a in call.args if a.keyword is not None and a.keyword.value == "out"), None) or \
+        [a for a in call.args if a.keyword is None][fv.nin]
+    out_argument(norm, call)
+    return out.value
 
 
 def in_place_function(norm: Normalizer, call: cst.Call) -> bool:

@@ -66,10 +66,12 @@ defprim("asarray", np.asarray, _asarray_stub, nested=("a",), arrays=("a",), stat
 
 
 def _stacked(c: batch_rules.BatchCall, param: str) -> dict[str, str]:
-    """A batched operand that may be a list of batched arrays (a mapped list argument, or a copy of one):
-    stacked after the batch axis (``batch_stacked``: ``np.asarray(ws)`` stacked the examples' rows)."""
+    """A batched operand that may be a (nested) list of batched arrays (a mapped list argument, a copy of one, a
+    list of batched and unbatched values): stacked after the batch axis (``batch_stacked``: ``np.asarray(ws)``
+    stacked the examples' rows)."""
     text = c.args[param]
-    if c.batched(param) and batch_rules.is_name(text) and not c.array(param):
+    # (a display: a list whose unbatched items vmap broadcast, `[q[0], [q[1][0], batch_broadcast(q[1][1], n)]]`)
+    if c.batched(param) and (batch_rules.is_name(text) or text.startswith(("[", "("))) and not c.array(param):
         return {param: f"batch_stacked({text})"}
     return {}
 
