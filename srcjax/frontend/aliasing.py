@@ -337,8 +337,10 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
         whole = getattr(s, "value", None) is made and (isinstance(s, cst.Expr) or isinstance(s, cst.Assign) and
                                                        len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name)
                                                        and s.targets[0].target.value != name)
+        arg = next((code(a.value) for a in made.args if type(a.value) is not cst.Name and
+                    _base_name(a.value) == name), "")  # (`_relu_out(X[0])`: the hint binds `X[0]`)
         ev("helper", name, made=f"`{code(made)}` runs {what}", rebinds=rebinds, sources=tuple(rest),
-           key=param if whole and not rebinds else "")  # (`fill(b, x)`: the helper can return b: helper_checks)
+           key=param if whole and not rebinds else "", source=arg)  # (`fill(b, x)`: returned: helper_checks)
         if item:  # (`fill(box[0], x)`: the array the container holds changes, as by `box[0][...] = v`)
             ev("inplace", name, item=True, key=next((_key(a.value) for a in made.args
                                                      if _base_name(a.value) == name), ""))
@@ -432,6 +434,9 @@ def _small(w: _Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
             ev("inplace", call.args[0].value.value)
         if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "fill":
             ev("inplace", chain[0])  # (a.fill(v))
+        if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] == "update" and \
+                chain[0] not in w.containers:  # (a parameter's `d.update(b=v)` is `d["b"] = v`: dict_methods.py)
+            ev("inplace", chain[0])
         if isinstance(call, cst.Call) and chain is not None and len(chain) == 2 and chain[1] in _ADDING and \
                 chain[0] not in ("np", "numpy", "jnp", "math") and \
                 (srcs := [n for a in call.args for n in _may_sources(a.value, True)]):
@@ -639,14 +644,16 @@ def scan(fdef: cst.FunctionDef, returned: Callable[[cst.Call], tuple[str, bool] 
             for m in same:
                 if m not in e.sources and not _read_later(events, k, m, e):
                     continue
-                if e.rebinds and deferred is not None and m not in e.sources:  # (its type decides: an array changes)
+                if e.rebinds and deferred is not None and m not in e.sources and e.name not in w.containers:
+                    # (its type decides: an array changes; a list or dict display's `+=` always does)
                     deferred.setdefault(id(e.small), []).append((e.name, e.made))
                     break
                 if e.key and returns is not None and m not in e.sources and \
                         not any(_read_later(events, k, n, e) or n in e.sources for n in same if n != e.name):
                     returns.setdefault(id(e.small), []).append((e.name, e.key))  # (`b = fill'(b, x)`)
                     break
-                return InPlaceAlias(e.node, e.name, m, None, helper=e.made, rebinds=e.rebinds), checked
+                return InPlaceAlias(e.node, e.name, m, None, helper=e.made, rebinds=e.rebinds,
+                                    argument=e.source), checked
         elif e.kind == "inplace" and e.name in obj and obj[e.name] not in immutable:
             v = obj[e.name]
             nested = e.item and isinstance(e.small, cst.Assign) or (  # (`xs[0][1] = v`: nested_writes.py's;

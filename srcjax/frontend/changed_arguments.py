@@ -79,8 +79,10 @@ def _with_callers(fdef: cst.FunctionDef, params: list[str]) -> cst.FunctionDef:
     first = [cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(f"{_CALLER}{k}"))],
                                                       value=cst.Name(p))]) for k, p in enumerate(params)]
     reads = cst.Tuple(elements=[cst.Element(cst.Name(f"{_CALLER}{k}")) for k in range(len(params))])
-    return fdef.with_changes(body=fdef.body.with_changes(
-        body=[*first, *fdef.body.body, cst.SimpleStatementLine(body=[cst.Expr(reads)])]))
+    body: list[cst.BaseStatement] = list(fdef.body.body) if isinstance(fdef.body, cst.IndentedBlock) else \
+        [cst.SimpleStatementLine(body=list(fdef.body.body))]  # type: ignore[arg-type]  # (`def put(xs, v): ...`)
+    return fdef.with_changes(body=cst.IndentedBlock(
+        body=[*first, *body, cst.SimpleStatementLine(body=[cst.Expr(reads)])]))
 
 
 def changed_parameters(fn: Any) -> dict[str, Change]:
