@@ -92,11 +92,6 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f in ("max", "min") and len(args) == 1 and type(args[0].value) is cst.Name and \
             all(a.keyword is not None for a in value.args[1:]):
         return code(value), False  # (a dict's keys, static; a batched value's items: the lowering refuses them)
-    if f in ("max", "min") and len(args) >= 2 and len(args) == len(value.args) and \
-            any(any_batched(w.value_state(a.value)) for a in args):  # (Python's max of each example's values)
-        flags = tuple(any_batched(w.value_state(a.value)) for a in args)
-        return (f"batch_builtin_max(({', '.join(code(a.value) for a in args)}), {flags!r}"
-                + (")" if f == "max" else ", largest=False)")), True
     if f in ("max", "min") and any(any_batched(w.value_state(a.value)) for a in value.args):
         raise w.error(f"the builtin {f}() compares values known only at run time", value,
                       hint=f"use np.{'maximum' if f == 'max' else 'minimum'}(a, b) or np.{f}(x); several arrays: "
