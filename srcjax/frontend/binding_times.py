@@ -64,8 +64,9 @@ def _static_default(e: cst.BaseExpression) -> bool:
 
 def _tape_pop(e: cst.BaseExpression) -> bool:
     """``_tape.pop()``: derivative code restoring saved values (``srcjax.adjoint.SAVED_LIST_NAME``)."""
-    f = e.func if isinstance(e, cst.Call) and not e.args else None
-    return isinstance(f, cst.Attribute) and f.attr.value == "pop" and isinstance(f.value, cst.Name) and \
+    f = e.func if e.__class__ is cst.Call and not e.args else None  # type: ignore[attr-defined]
+    # (exact classes: libcst's node classes are final, and `isinstance` on them goes through ABCMeta)
+    return f.__class__ is cst.Attribute and f.attr.value == "pop" and f.value.__class__ is cst.Name and \
         _TAPE.match(f.value.value) is not None
 
 

@@ -20,6 +20,8 @@ from typing import Any
 
 import libcst as cst
 
+from .names import NODE_CLASSES
+
 __all__ = ["transform"]
 
 _ORDER: dict[type, tuple[tuple[str, ...], tuple[str, ...]]] = {}  # class -> (its fields, those visited, in order)
@@ -63,7 +65,7 @@ def transform(node: Any, tr: cst.CSTTransformer) -> Any:
         values = {f: getattr(node, f) for f in fields}
         for f in visited:
             v = values[f]
-            if isinstance(v, _NODE):
+            if v.__class__ in NODE_CLASSES:  # (isinstance(v, cst.CSTNode) without ABCMeta's check)
                 values[f] = _child(transform(v, tr))
             elif v.__class__ is tuple or v.__class__ is list:
                 values[f] = tuple([_child(transform(c, tr)) for c in v])

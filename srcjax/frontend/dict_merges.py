@@ -25,7 +25,7 @@ from typing import Any
 import libcst as cst
 
 from .dict_names import Scoped, builtin_dict, dict_names, dictish, is_merge
-from .names import Visitor, target_names
+from .names import target_names, walk
 from .read import FunctionSource, Located
 from .syntax import attr_chain, params_of, statements_in
 
@@ -51,19 +51,14 @@ def _builtin_dict(src: FunctionSource) -> Callable[[cst.BaseExpression], bool]:
 
 
 def _has_or(fdef: cst.FunctionDef) -> bool:
-    found = False
-
-    class V(Visitor):
-        def visit_BinaryOperation(self, n: cst.BinaryOperation) -> None:
-            nonlocal found
-            found = found or isinstance(n.operator, cst.BitOr)
-
-        def visit_AugAssign(self, n: cst.AugAssign) -> None:
-            nonlocal found
-            found = found or isinstance(n.operator, cst.BitOrAssign)
-
-    V().walk(fdef)
-    return found
+    """Whether ``fdef`` holds a ``|`` or ``|=`` (one walk, node classes by exact type: a visitor class made per call,
+    and ``isinstance`` through ABCMeta, cost more than the walk)."""
+    for n in walk(fdef):
+        t = n.__class__
+        if (t is cst.BinaryOperation or t is cst.AugAssign) and \
+                n.operator.__class__ is (cst.BitOr if t is cst.BinaryOperation else cst.BitOrAssign):  # type: ignore[attr-defined]
+            return True
+    return False
 
 
 def _bound_twice(fdef: cst.FunctionDef) -> set[str]:

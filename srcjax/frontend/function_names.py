@@ -154,10 +154,12 @@ def _params(ps: cst.Parameters) -> list[cst.Param]:
 
 def _candidate(n: cst.CSTNode) -> bool:
     """A loop over a tuple or list display with a name for target, or a line ``name = dotted.name`` alone."""
-    if isinstance(n, cst.For):
-        return isinstance(n.target, cst.Name) and isinstance(n.iter, (cst.Tuple, cst.List)) and n.orelse is None
-    if isinstance(n, cst.SimpleStatementLine) and len(n.body) == 1 and isinstance(a := n.body[0], cst.Assign):
-        return len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name) and attr_chain(a.value) is not None
+    t = n.__class__  # (exact classes, here for every node of the function: libcst's node classes are final, and
+    if t is cst.For:  # `isinstance` on them goes through ABCMeta)
+        f: Any = n
+        return f.target.__class__ is cst.Name and f.iter.__class__ in (cst.Tuple, cst.List) and f.orelse is None
+    if t is cst.SimpleStatementLine and len(n.body) == 1 and (a := n.body[0]).__class__ is cst.Assign:  # type: ignore[attr-defined]
+        return len(a.targets) == 1 and a.targets[0].target.__class__ is cst.Name and attr_chain(a.value) is not None
     return False
 
 

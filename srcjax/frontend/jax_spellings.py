@@ -321,8 +321,8 @@ def _max_iters(res: Normalizer, args: list[cst.Arg]) -> tuple[int | None | bool,
 def vjp_targets(target: cst.BaseAssignTargetExpression) -> tuple[str, ...] | None:
     """``y, vjp_fn`` (two names; ``y, vjp_fn, aux`` with ``has_aux``) as the target of ``srcjax.vjp(...)``:
     the names :func:`flat_vjp` binds."""
-    if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) in (2, 3) and \
-            all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements):
+    if target.__class__ in (cst.Tuple, cst.List) and len(target.elements) in (2, 3) and \
+            all(e.__class__ is cst.Element and e.value.__class__ is cst.Name for e in target.elements):
         return tuple(e.value.value for e in target.elements)  # type: ignore[attr-defined]
     return None
 

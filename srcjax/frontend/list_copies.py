@@ -14,7 +14,7 @@ from typing import Any
 
 import libcst as cst
 
-from .names import Visitor, assigned_names
+from .names import assigned_names, walk
 from .read import FunctionSource, Located
 from .syntax import params_of
 
@@ -43,15 +43,8 @@ def _copy_of(node: cst.CSTNode, params: set[str]) -> str | None:
 
 
 def _has_copy(fdef: cst.FunctionDef, params: set[str]) -> bool:
-    found = False
-
-    class V(Visitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            nonlocal found
-            found = found or _copy_of(n, params) is not None
-
-    V().walk(fdef.body)
-    return found
+    """Whether ``fdef`` copies a parameter (one walk: no visitor class made per call)."""
+    return any(n.__class__ is cst.Call and _copy_of(n, params) is not None for n in walk(fdef.body))
 
 
 class _Copies(Located):

@@ -37,8 +37,8 @@ def listed_operand(norm: Normalizer, prim: registry.Primitive, pname: str, value
     or list name (``b = [1, a * a, 2]; np.sum(b)``). A literal of numbers stays a constant (:func:`numbers`)."""
     if pname not in prim.arrays:
         return False
-    listed = isinstance(value, cst.ListComp) or isinstance(value, cst.Name) and value.value in numpy_calls.list_names(
-        norm)
+    t = value.__class__  # (exact classes: libcst's node classes are final; `isinstance` goes through ABCMeta)
+    listed = t is cst.ListComp or t is cst.Name and value.value in numpy_calls.list_names(norm)  # type: ignore[attr-defined]
     if norm.comprehension_loops and listed:
         return True
     if not prim.path.startswith("np.") or pname in prim.nested or prim.tree is not None:
@@ -104,7 +104,8 @@ def operand_arrays(norm: Normalizer, prim: registry.Primitive, pname: str, value
     if pname in prim.array_seqs:
         return items_made_arrays(norm, value, origin)
     if pname not in prim.arrays or pname in prim.nested or not prim.vjp or prim.nondiff or \
-            not isinstance(value, (cst.List, cst.Tuple)) or not value.elements or not numbers(value):
+            value.__class__ is not cst.List and value.__class__ is not cst.Tuple or \
+            not value.elements or not numbers(value):  # type: ignore[attr-defined]
         return value
     asarray = registry.lookup(np.asarray)
     assert asarray is not None

@@ -368,12 +368,13 @@ def every_loop(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callable[[s
 def body_loops(stmts: Sequence[Any]) -> list[Any]:
     """The outermost loops of ``stmts`` (in the bodies of its ``if``s too)."""
     out: list[Any] = []
-    for s in stmts:
-        if isinstance(s, LOOPS):
+    for s in stmts:  # (exact classes: libcst's node classes are final; `isinstance` on them goes through ABCMeta)
+        t = s.__class__
+        if t is cst.For or t is cst.While:
             out.append(s)
-        elif isinstance(s, cst.If):
+        elif t is cst.If:
             out += body_loops(s.body.body)
             orelse = s.orelse
             if orelse is not None:
-                out += body_loops([orelse] if isinstance(orelse, cst.If) else orelse.body.body)
+                out += body_loops([orelse] if orelse.__class__ is cst.If else orelse.body.body)
     return out

@@ -51,15 +51,16 @@ class _Bindings(Visitor):
 def _has_for(stmts: Sequence[Any]) -> bool:
     """A ``for`` statement among ``stmts`` or in the blocks of their ``if``/``while`` (where
     :func:`rebind_targets` looks)."""
-    for s in stmts:
-        if isinstance(s, cst.For):
+    for s in stmts:  # (exact classes: libcst's node classes are final; `isinstance` on them goes through ABCMeta)
+        t = s.__class__
+        if t is cst.For:
             return True
-        if isinstance(s, cst.If):
+        if t is cst.If:
             orelse: Any = s.orelse
-            if _has_for(s.body.body) or orelse is not None and _has_for([orelse] if isinstance(orelse, cst.If)
+            if _has_for(s.body.body) or orelse is not None and _has_for([orelse] if orelse.__class__ is cst.If
                                                                      else orelse.body.body):
                 return True
-        elif isinstance(s, cst.While) and _has_for(s.body.body):
+        elif t is cst.While and _has_for(s.body.body):
             return True
     return False
 

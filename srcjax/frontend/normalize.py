@@ -478,7 +478,7 @@ class Normalizer(Resolver):
         if prim.fn is np.diff and ("prepend" in kws or "append" in kws):  # the ends joined first
             return self.flat(numpy_calls.diff_ends(self, node, pos, kws))
         try:
-            bound = prim.signature.bind(*pos, **kws)
+            bound = prim.bind(pos, kws)
         except TypeError as e:
             raise ArgumentError(f"{prim.path}(): {e}", span=self.span(node),
                                 hint=f"srcjax supports {prim.path}{prim.signature}") from None

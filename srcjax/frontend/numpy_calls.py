@@ -427,7 +427,7 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
     from .. import composites  # (library code the normalizer calls into, as it does for np.isclose)
 
     f = call.func
-    if isinstance(f, cst.Attribute) and f.attr.value in composites.SELECTION_REDUCTIONS and not call.args:
+    if f.__class__ is cst.Attribute and f.attr.value in composites.SELECTION_REDUCTIONS and not call.args:  # type: ignore[attr-defined]
         arg, kind = f.value, f.attr.value  # x[mask].sum()
     elif len(call.args) == 1 and call.args[0].keyword is None and not call.args[0].star:
         arg, kind = call.args[0].value, ""  # np.sum(x[mask])

@@ -65,7 +65,7 @@ def ends_with_return(stmts: Sequence[Any]) -> bool:
 
 
 def has_return(stmts: Sequence[Any]) -> bool:
-    return any(isinstance(s, cst.Return) for s, _ in walk(stmts))
+    return any(s.__class__ is cst.Return for s, _ in walk(stmts))  # (exact: libcst's node classes are final)
 
 
 def push_rest(stmts: list[Any], spans: dict[int, Span] | None = None) -> list[Any]:

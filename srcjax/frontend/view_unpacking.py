@@ -16,7 +16,7 @@ import dataclasses
 
 import libcst as cst
 
-from .names import Visitor
+from .names import walk
 from .read import FunctionSource, Located
 
 _VIEWS = ("values", "items")
@@ -38,15 +38,8 @@ def _unpacked(n: cst.Assign) -> bool:
 
 
 def _has_unpacked_view(fdef: cst.FunctionDef) -> bool:
-    found = False
-
-    class V(Visitor):
-        def visit_Assign(self, n: cst.Assign) -> None:
-            nonlocal found
-            found = found or _unpacked(n)
-
-    V().walk(fdef)
-    return found
+    """Whether ``fdef`` unpacks a dict view (one walk: no visitor class made per call)."""
+    return any(n.__class__ is cst.Assign and _unpacked(n) for n in walk(fdef))  # type: ignore[arg-type]
 
 
 def _view(node: cst.BaseExpression) -> bool:

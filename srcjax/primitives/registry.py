@@ -146,9 +146,25 @@ class Primitive:
 
     def bind_args(self, args: Sequence[Any], kwargs: dict[str, Any]) -> dict[str, Any]:
         """Bind a call's arguments to parameter names, defaults applied."""
-        ba = self.signature.bind(*args, **kwargs)
+        ba = self.bind(args, kwargs)
         ba.apply_defaults()
         return dict(ba.arguments)
+
+    def bind(self, args: Sequence[Any], kwargs: Mapping[str, Any]) -> inspect.BoundArguments:
+        """``self.signature.bind(*args, **kwargs)``, the same arguments and the same ``TypeError``s. Binding
+        never reads the values, only how many are positional and the keywords' names: which parameter each
+        takes is worked out once per such call shape (:func:`_bind_plan`) and reused (``inspect``'s bind is
+        ~30 Python calls; the normalizer and reverse mode bind every primitive call they read)."""
+        steps = _bind_plan(self.signature, len(args), tuple(kwargs))
+        arguments: dict[str, Any] = {}
+        for name, how, key in steps:
+            if how == 0:  # one argument, by position (an int) or by keyword (a str)
+                arguments[name] = args[key] if key.__class__ is int else kwargs[key]
+            elif how == 1:  # the `*args` parameter: the positions it collects
+                arguments[name] = tuple(args[i] for i in key)
+            else:  # the `**kwargs` parameter: the keywords it collects
+                arguments[name] = {k: kwargs[k] for k in key}
+        return inspect.BoundArguments(self.signature, arguments)  # type: ignore[arg-type]
 
     def result_kind(self, args: Mapping[str, Any]) -> Results:
         """What a call with these (source-text) arguments returns (``np.linalg.svd``: a list, or with
@@ -166,6 +182,39 @@ class Primitive:
 
 
 PRIMITIVES: dict[str, Primitive] = {}  # by name
+
+# (id(signature), positional count, keyword names) -> (the signature, its steps: (parameter, how, key))
+_BIND_PLANS: dict[tuple[int, int, tuple[str, ...]], tuple[inspect.Signature, tuple[tuple[str, int, Any], ...]]] = {}
+
+
+class _Slot:
+    """A stand-in for one argument while a call shape is bound: where the argument comes from."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: int | str) -> None:
+        self.key = key
+
+
+def _bind_plan(sig: inspect.Signature, npos: int, names: tuple[str, ...]) -> tuple[tuple[str, int, Any], ...]:
+    """Which parameter of ``sig`` each argument of a call with ``npos`` positional arguments and the keywords
+    ``names`` binds, in ``sig.bind``'s order: ``inspect`` binds stand-ins once (its ``TypeError`` is the call's:
+    its messages name parameters, never values), and the plan is kept for the signature."""
+    key = (id(sig), npos, names)
+    hit = _BIND_PLANS.get(key)
+    if hit is not None and hit[0] is sig:
+        return hit[1]
+    bound = sig.bind(*[_Slot(i) for i in range(npos)], **{k: _Slot(k) for k in names})
+    steps: list[tuple[str, int, Any]] = []
+    for name, v in bound.arguments.items():
+        if v.__class__ is _Slot:
+            steps.append((name, 0, v.key))
+        elif v.__class__ is tuple:
+            steps.append((name, 1, tuple(x.key for x in v)))
+        else:
+            steps.append((name, 2, tuple(v)))
+    _BIND_PLANS[key] = (sig, tuple(steps))
+    return _BIND_PLANS[key][1]
 BY_CALLABLE: dict[int, Primitive] = {}  # by id() of the NumPy callable
 OPERATORS: dict[str, Primitive] = {}  # libcst operator class name -> primitive
 

@@ -116,8 +116,8 @@ def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> set[str
     containers = {n for n, bs in binds.items() if any(type(b) in _LITERALS for b in bs)}
     keys: set[str] = set()
     for st, _ in _walk(body):
-        if isinstance(st, cst.Assign) and isinstance(st.value, cst.Call) and len(st.value.args) == 3 and \
-                isinstance(st.value.func, cst.Attribute) and st.value.func.attr.value == "index_update" and \
+        if st.__class__ is cst.Assign and st.value.__class__ is cst.Call and len(st.value.args) == 3 and \
+                st.value.func.__class__ is cst.Attribute and st.value.func.attr.value == "index_update" and \
                 code(st.value.func) == "srcjax.lax.index_update":
             x, key = st.value.args[0].value, st.value.args[1].value
             if isinstance(x, cst.Name) and x.value in containers and isinstance(key, cst.Name):
@@ -130,8 +130,8 @@ def _item_key(b: Any, binds: dict[str, list[Any]]) -> bool:
     """Whether a binding is a container's key by construction: the target of a loop over a container's keys (``for k
     in item_keys(a)``, the list maybe named first: srcjax.batched's ``batch_select_items``) or vmap's item key
     (``item_key(key, flags)``: ``batch_index_cleared`` of a container)."""
-    if isinstance(b, cst.Call):
-        return code(b.func).rsplit(".", 1)[-1] == "item_key"
+    if b.__class__ is cst.Call:  # (exact: libcst's node classes are final; isinstance goes through ABCMeta)
+        return code(b.func).rsplit(".", 1)[-1] == "item_key"  # type: ignore[attr-defined]
     if not (isinstance(b, tuple) and b[0] == "for"):
         return False
     seq = b[1]
@@ -223,8 +223,8 @@ class Activity:
                         f"srcjax does not know its derivative (it reads {', '.join(sorted(set(arg_reads)))})"),
                         span=self.span_of(s, body), hint=own[1] if own else _method_hint(s.value.func) or
                         "call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
-                if isinstance(s.value, cst.BinaryOperation) and any(
-                        isinstance(v, (cst.Tuple, cst.List)) and any(n in self.active for n in names_in(v))
+                if s.value.__class__ is cst.BinaryOperation and any(
+                        v.__class__ in (cst.Tuple, cst.List) and any(n in self.active for n in names_in(v))
                         for v in (s.value.left, s.value.right)):
                     raise DifferentiationError(
                         f"cannot differentiate through `{self.shown(s.value, s, body)}` yet: joining or repeating "
@@ -294,7 +294,7 @@ class Activity:
                 hint=f"loop over it where you use it (`for {'k, v' if s.value.func.attr.value == 'items' else 'v'} "  # type: ignore[attr-defined]
                      f"in {code(s.value)}:`, `for k, v in sorted({recv}.items()):`), or index the container "
                      f"(`{recv}[k]`)")
-        if isinstance(s, cst.For) and call_name(s.iter) in _PERMUTING_CALLS and isinstance(s.iter, cst.Call) and \
+        if s.__class__ is cst.For and call_name(s.iter) in _PERMUTING_CALLS and s.iter.__class__ is cst.Call and \
                 any(n in self.active and n in self.sequences for a in s.iter.args for n in names_in(a.value)):
             inner = [self.span_of(small, body) for st in s.body.body if isinstance(st, cst.SimpleStatementLine)
                      for small in st.body]  # (a comprehension's loop: the user's line is its statements')
@@ -311,9 +311,9 @@ class Activity:
         a statement of its own: was a wrong Jacobian under jacrev), where the container or the value carries
         derivatives (was: the tangent and cotangent lists kept the old order or length, a silently wrong
         Jacobian). ``frontend/list_methods.py`` rewrites an unaliased list's ``reverse``/``extend`` first."""
-        call = s.value if isinstance(s, (cst.Expr, cst.Assign)) else None
+        call = s.value if s.__class__ is cst.Expr or s.__class__ is cst.Assign else None  # (exact: final classes)
         list_refusals.item_pop(self, call, s, body)  # (`out.pop(i)`, `d.pop(k)`)
-        if not (isinstance(s, cst.Expr) and isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+        if not (s.__class__ is cst.Expr and call.__class__ is cst.Call and call.func.__class__ is cst.Attribute and
                 call.func.attr.value in _LIST_CHANGES):
             return
         recv = code(call.func.value)
@@ -490,7 +490,7 @@ def _pushed_names(body: Sequence[Any]) -> dict[str, set[str]]:
     """Per list, the names ``body`` appends to it, alone or in a tuple (``_tape.append((a, b,))``)."""
     out: dict[str, set[str]] = {}
     for s, _ in _walk(body):
-        if isinstance(s, cst.Expr) and isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Attribute) \
+        if s.__class__ is cst.Expr and s.value.__class__ is cst.Call and s.value.func.__class__ is cst.Attribute \
                 and s.value.func.attr.value == "append" and len(s.value.args) == 1:
             v = s.value.args[0].value
             items = [e.value for e in v.elements] if isinstance(v, cst.Tuple) else [v]
@@ -807,8 +807,8 @@ def _local_sequences(body: Sequence[Any]) -> set[str]:
 
 
 def is_append(st: cst.CSTNode) -> bool:
-    return isinstance(st, cst.Expr) and isinstance(st.value, cst.Call) and \
-        isinstance(st.value.func, cst.Attribute) and st.value.func.attr.value == "append" and \
+    return st.__class__ is cst.Expr and st.value.__class__ is cst.Call and \
+        st.value.func.__class__ is cst.Attribute and st.value.func.attr.value == "append" and \
         isinstance(st.value.func.value, cst.Name) and len(st.value.args) == 1
 
 

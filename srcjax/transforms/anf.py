@@ -181,7 +181,7 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
             pos = [code(a.value) for a in node.args if a.keyword is None]
             kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
             try:
-                bound = cprim.signature.bind(*pos, **kws)
+                bound = cprim.bind(pos, kws)
             except TypeError as e:
                 raise DifferentiationError(f"{cprim.path}(): {e}") from None
             cargs: dict[str, Any] = {}
@@ -436,8 +436,8 @@ def _strip_calls(node: cst.BaseExpression, names: tuple[str, ...]) -> cst.BaseEx
 
 
 def call_name(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
-        return node.func.value
+    if node.__class__ is cst.Call and node.func.__class__ is cst.Name:  # type: ignore[attr-defined]
+        return node.func.value  # type: ignore[attr-defined]
     return None
 
 

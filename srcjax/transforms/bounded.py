@@ -243,11 +243,14 @@ class Bounder:
         return found
 
 
+_LOOP_EXITS = frozenset({cst.While, cst.Break, cst.Continue})
+
+
 def bound_loops(nf: NormalizedFunction, body: Sequence[Any],
                 max_iters: int | None) -> tuple[list[Any], dict[int, Span], Bounder | None]:
     """``body`` with loops rewritten for reverse mode, the spans of new nodes, and the rewriter
     (which keeps the new nodes alive while their spans are used); the body itself when nothing changed."""
-    if not any(isinstance(s, (cst.While, cst.Break, cst.Continue)) for s, _ in walk(body)):
+    if not any(s.__class__ in _LOOP_EXITS for s, _ in walk(body)):  # (exact: libcst's node classes are final)
         return list(body), nf.spans, None
     b = Bounder(nf, body, max_iters)
     new = b.block(body)

@@ -78,8 +78,8 @@ def helper_appends(act: Activity, s: cst.CSTNode, body: Sequence[Any]) -> None:
     passed (``push(out, x)`` with ``def push(l, v): l.append(np.sin(v))``): derivatives do not follow the appended
     values out of the call (was: a zero gradient, silently). Derivative code's own tapes (``_tape``, ``_tape_dot``,
     handed to a helper half) are not the user's lists: reverse over reverse writes them out."""
-    call = s.value if isinstance(s, cst.Expr) else None
-    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name)):
+    call = s.value if s.__class__ is cst.Expr else None  # type: ignore[attr-defined]
+    if not (call.__class__ is cst.Call and call.func.__class__ is cst.Name):  # (exact: libcst's classes are final)
         return
     op = act.op(call)
     if op.kind != "call":
