@@ -50,6 +50,25 @@ def _pushed_twice(x: Any) -> Any:
     return np.sum(ls[0] + ls[1])
 
 
+def _push_and_double(ls: Any, v: Any) -> Any:
+    ls.append(np.sin(v) * 3.0)
+    return v * 2.0, np.sqrt(v * v)
+
+
+def _pushed_for_its_result(x: Any) -> Any:
+    ls: list[Any] = []
+    y, d = _push_and_double(ls, x)
+    return np.sum(ls[0]) + np.sum(y)
+
+
+def test_a_helper_appending_to_a_list_it_is_passed_is_refused_when_its_result_is_used_too() -> None:
+    """``y, d = push(ls, x)``: grad gave 2, the appended ``3 sin(x)``'s derivative dropped (SILENT; session 43:
+    the refusal read only a call written as a statement of its own)."""
+    with pytest.raises(srcjax.TranspileError, match=r"appends to the list `ls` it is passed") as e:
+        srcjax.grad(_pushed_for_its_result)(np.array([0.3, -0.2, 0.5]))
+    assert f"test_activity.py:{_pushed_for_its_result.__code__.co_firstlineno + 2}:" in str(e.value)
+
+
 @pytest.mark.parametrize("how", ["grad", "jvp", "jacfwd"])
 def test_a_helper_appending_to_a_list_it_is_passed_is_refused(how: str) -> None:
     """``push(ls, x)``, a helper appending ``np.sin(x)`` to the list it is passed, as a statement of its own: grad,

@@ -54,12 +54,7 @@ KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
-_UNUSED_OUTPUT = ("NaN where jax is finite: a helper's unused output's zero cotangent meets np.sqrt's "
-                  "infinite derivative at 0 (tests/test_unused_helper_outputs.py's strict xfail)")
-KNOWN_WRONG: dict[tuple[str, ...], str] = {
-    ("nbody", "jacrev(lambda *a: f(*a)[0], argnums=(0, 1, 2))"): _UNUSED_OUTPUT,
-    ("periodic_dist", "jacrev(lambda *a: f(*a)[1], argnums=(0, 1))"): _UNUSED_OUTPUT,
-}
+KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 
 
 def _n(r: np.random.Generator, d: Any, *shape: int, scale: float = 1.0) -> np.ndarray:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pytest
 
 import srcjax
 
@@ -51,8 +50,6 @@ def _uses_the_second(x):
     return np.sum(y)
 
 
-@pytest.mark.xfail(strict=True, reason="docs/limitations.md: a helper's unused output gets a zero cotangent "
-                   "multiplied into sqrt's infinite derivative at 0 (NaN; jax 2)")
 def test_an_unused_output_of_a_helper_gives_no_nan():
     x = np.array([0.0, 1.0, 4.0])
     np.testing.assert_array_equal(np.asarray(srcjax.grad(_uses_the_second)(x)), [2.0, 2.0, 2.0])

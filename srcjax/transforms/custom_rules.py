@@ -48,6 +48,7 @@ from ..lifetimes import PerFunction
 if TYPE_CHECKING:
     from ..frontend.normalize import NormalizedFunction
     from .anf import Op  # (anf dispatches to this module: a type only)
+    from .zero_cotangents import Halves
 
 
 class _Activity(Protocol):
@@ -73,7 +74,7 @@ class ReverseWriter(Protocol):
 
     program: Program
     names: Names  # fresh names for this function's derivative
-    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]]  # derivatives written so far, by (helper, wrt)
+    helpers: Halves  # derivatives written so far, by (helper, wrt[, pattern])
     out_lines: list[str]  # the source of the generated helpers
     tape: str  # the name of this derivative's tape
     no_bar: set[int]  # id() of the statements no cotangent reaches

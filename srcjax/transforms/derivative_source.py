@@ -21,24 +21,25 @@ from .anf import DifferentiationError, lines_rebound, signature
 from .forward_ad import JVP
 from .reverse_ad import VJP
 from .templates import expr
+from .zero_cotangents import Halves
 
 
 def record_origins(helpers: dict[Any, Any], origins: dict[str, str] | None) -> None:
     """``origins[generated helper] = the program function it derives from`` (whose namespace it needs)."""
     if origins is not None:
-        for (fname, _), names in helpers.items():
+        for (fname, *_), names in helpers.items():
             for n in names if isinstance(names, tuple) else (names,):
                 origins[n] = fname
 
 
 def entry_vjp(program: Program, argnums: Sequence[int], max_iters: int | None
-              ) -> tuple[VJP, dict[tuple[str, tuple[str, ...]], tuple[str, str]], list[str]]:
+              ) -> tuple[VJP, Halves, list[str]]:
     """The reverse-mode writer of ``program.entry`` w.r.t. the positional parameters ``argnums``,
     with the helpers' derivatives it writes on the way (keyed by helper and active parameters)
     and their source (grad, vjp and the split vjp all start here)."""
     nf = program.entry
     params = [p.name.value for p in nf.plain_fdef.params.params]
-    helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]] = {}
+    helpers: Halves = {}
     extra: list[str] = []
     return VJP(program, nf, [params[i] for i in argnums], helpers, extra, max_iters), helpers, extra
 

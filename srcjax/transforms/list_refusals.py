@@ -8,9 +8,9 @@
 - :func:`item_pop`: ``out.pop(i)``, ``d.pop(k)`` of a container carrying derivatives (was: an internal
   ``KeyError``/``IndexError`` under reverse mode, a wrong Jacobian under forward mode). ``out.pop()`` (the last
   item: a stack, as derivative code's tapes) is followed.
-- :func:`helper_appends`: a helper called as a statement of its own that appends values carrying derivatives to a
-  list it is passed (``push(out, x)``): derivatives do not follow the appended values out of the call (was: a
-  zero gradient, silently).
+- :func:`helper_appends`: a helper that appends values carrying derivatives to a list it is passed, called as a
+  statement of its own (``push(out, x)``) or for its result (``y, d = push(out, x)``): derivatives do not follow
+  the appended values out of the call (was: a zero gradient, silently).
 
 Each refusal quotes the statement as the user wrote it (:func:`srcjax.frontend.locations.user_code`).
 """
@@ -74,11 +74,12 @@ def item_pop(act: Activity, call: Any, s: cst.CSTNode, body: Sequence[Any]) -> N
 
 
 def helper_appends(act: Activity, s: cst.CSTNode, body: Sequence[Any]) -> None:
-    """Refuse a helper called as a statement of its own that appends values carrying derivatives to a list it is
-    passed (``push(out, x)`` with ``def push(l, v): l.append(np.sin(v))``): derivatives do not follow the appended
-    values out of the call (was: a zero gradient, silently). Derivative code's own tapes (``_tape``, ``_tape_dot``,
+    """Refuse a helper that appends values carrying derivatives to a list it is passed (``push(out, x)`` with
+    ``def push(l, v): l.append(np.sin(v))``), called as a statement of its own or for its result (``y =
+    push(out, x)``): derivatives do not follow the appended values out of the call (was: a zero gradient,
+    silently; session 43 found the assigned call's). Derivative code's own tapes (``_tape``, ``_tape_dot``,
     handed to a helper half) are not the user's lists: reverse over reverse writes them out."""
-    call = s.value if s.__class__ is cst.Expr else None  # type: ignore[attr-defined]
+    call = s.value if s.__class__ is cst.Expr or s.__class__ is cst.Assign else None  # type: ignore[attr-defined]
     if not (call.__class__ is cst.Call and call.func.__class__ is cst.Name):  # (exact: libcst's classes are final)
         return
     op = act.op(call)

@@ -30,7 +30,7 @@ from ..frontend.names import Names, code, names_in, parse_expression, target_nam
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
-from . import custom_rules, linear_calls, loop_resets
+from . import custom_rules, linear_calls, loop_resets, zero_cotangents
 from .activity import (
     Activity,
     argument_reads,
@@ -74,9 +74,10 @@ class VJP:
     """
 
     def __init__(self, program: Program, nf: NormalizedFunction, active_params: Sequence[str],
-                 helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
-                 max_iters: int | None = None) -> None:
+                 helpers: zero_cotangents.Halves, out_lines: list[str], max_iters: int | None = None,
+                 nonzero: zero_cotangents.Parts | None = None) -> None:
         self.program = program
+        self.nonzero = nonzero  # (a helper's backward half: the parts of its output whose cotangent may be nonzero)
         self.nf = nf
         self.max_iters = max_iters
         self.active_params = list(active_params)
@@ -97,6 +98,7 @@ class VJP:
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
+        self.call_parts = zero_cotangents.CallParts(self)  # per helper call: its result's parts with a cotangent
         self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
         self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
         self.first_reads = first_reads(self.body)
@@ -712,14 +714,16 @@ class VJP:
             n in self.act.active for n in argument_reads(bound[p])))
         if not active or linear_calls.rules(self.program, op) is not None:
             return active
-        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters)
+        pair = vjp_helper(self.program, callee, active, self.helpers, self.out_lines, self.max_iters,
+                          self.call_parts.of(op))
         if set(HELPER_ZEROS.get(pair, ())) >= set(active):
             return ()  # nothing flows back (e.g. ones_like(x)): call the plain function
         return active
 
     def call_names(self, op: Op) -> tuple[str, str]:
         callee, _, _ = self.call_bound(op)
-        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters)
+        return vjp_helper(self.program, callee, self.call_active(op), self.helpers, self.out_lines, self.max_iters,
+                          self.call_parts.of(op))
 
     def call_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         active = self.call_active(op)
@@ -804,25 +808,10 @@ class VJP:
     def seed(self, out: str, g: str, adj: list[str], defined: set[str]) -> None:
         node = parse_expression(out)
         if isinstance(node, cst.Name):
-            if out in self.act.active:
+            if out in self.act.active and not zero_cotangents.is_zero(self.nonzero, ()):
                 self.accumulate(out, self.seed_expr or g, adj, "    ", defined)
-        else:
-            self.seed_parts(node, g, adj, defined)
-
-    def seed_parts(self, node: cst.BaseExpression, g: str, adj: list[str], defined: set[str]) -> None:
-        """``return a, {"h": h, "pair": (s, m)}``: each returned name gets its part of ``g``."""
-        if isinstance(node, cst.Name):
-            if node.value in self.act.active:
-                self.accumulate(node.value, g, adj, "    ", defined)
-        elif isinstance(node, (cst.Tuple, cst.List)):
-            for k, e in enumerate(node.elements):
-                self.seed_parts(e.value, f"{g}[{k}]", adj, defined)
-        elif isinstance(node, cst.Dict) and all(isinstance(e, cst.DictElement) for e in node.elements):
-            for de in node.elements:
-                self.seed_parts(de.value, f"{g}[{code(de.key)}]", adj, defined)  # type: ignore[attr-defined]
-        elif any(v in self.act.active for v in names_in(node)):
-            raise DifferentiationError(f"cannot differentiate `return {code(node)}` yet",
-                                       hint="assign the result to a variable and return that")
+        else:  # (each returned name its part of g: none for a zero part of a helper's output)
+            zero_cotangents.seed_parts(self, node, g, adj, defined, self.nonzero)
 
     def finish_bars(self, adj: list[str], defined: set[str], skip_zeros: bool = False) -> list[str]:
         """Cotangent names of the active params (zeros where nothing flowed back). With ``skip_zeros`` (helpers),
@@ -841,10 +830,13 @@ class VJP:
 HELPER_ZEROS: dict[tuple[str, str], tuple[str, ...]] = {}
 
 
-def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...],
-               helpers: dict[tuple[str, tuple[str, ...]], tuple[str, str]], out_lines: list[str],
-               max_iters: int | None = None) -> tuple[str, str]:
-    key = (nf.name, active)
+def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...], helpers: zero_cotangents.Halves,
+               out_lines: list[str], max_iters: int | None = None,
+               parts: zero_cotangents.Parts | None = None) -> tuple[str, str]:
+    """The forward and backward halves of ``nf`` w.r.t. ``active``, for a call whose result's cotangent may be
+    nonzero only in ``parts`` (None: all of it; zero_cotangents.py), written once per key."""
+    nonzero = zero_cotangents.resolve(nf, parts)
+    key: tuple[Any, ...] = (nf.name, active) if nonzero is None else (nf.name, active, nonzero)
     names = helpers.get(key)
     if names is not None:
         return names
@@ -853,7 +845,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     fwd, bwd = nm.fresh(f"{nf.name}_fwd"), nm.fresh(f"{nf.name}_bwd")
     helpers[key] = (fwd, bwd)
     try:
-        v = VJP(program, nf, active, helpers, out_lines, max_iters)
+        v = VJP(program, nf, active, helpers, out_lines, max_iters, nonzero)
         v.constants = constant_names(v.body, v.act, v.params)
         out_bar = v.names.fresh("out_bar")
         primal, adj, out, defined = v.sweeps(out_bar)
