@@ -43,8 +43,9 @@ THOROUGH_COUNT = 150
 # seeds 10-309: 22 of 300)
 KNOWN_REFUSALS: tuple[str, ...] = (
     # `if not mask[i]:` on a batched or traced boolean (jit, grad: "needs its value"; vmap: "cannot batch") -
-    # jax.jit refuses it too; `if np.logical_not(mask[i]):` works
-    "` on an array (bool[]) needs its value", "cannot batch 'not getitem'",
+    # jax.jit refuses it too; `if np.logical_not(mask[i]):` works (the message now quotes the user's text;
+    # was "cannot batch 'not getitem'", seed 232 swept as "refused" instead of "known")
+    "` on an array (bool[]) needs its value", "cannot batch 'not mask[",
     # grad/jacrev of `while k < n and ...` with n an integer array argument (max_iters given): the message
     # speaks of a range() the user did not write
     "a range() bound must be known at transpile time",
