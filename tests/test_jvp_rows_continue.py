@@ -80,3 +80,43 @@ def test_vmap_of_jacfwd_of_a_rows_loop_with_a_continue_on_data():
     got = srcjax.vmap(srcjax.jacfwd(skip_negative))(xb)
     np.testing.assert_allclose(np.asarray(got), np.asarray(jax.vmap(jax.jacfwd(_twin(skip_negative)))(xb)),
                                rtol=1e-10, atol=1e-12)
+
+
+_FRESH = """
+import sys, numpy as np, srcjax
+sys.path.insert(0, {tests!r})
+from test_jvp_rows_continue import skip_negative
+x = np.array([0.5, -1.0, 2.0, -0.3, 1.5])
+if {before}:
+    srcjax.jvp(skip_negative, (x,), (x,))
+print(np.asarray(srcjax.vmap(srcjax.jacfwd(skip_negative))(np.stack([x, 2 * x]))).tolist())
+"""
+
+
+@pytest.mark.parametrize("before", [False, True], ids=["fresh", "after_jvp"])
+def test_vmap_of_jacfwd_does_not_depend_on_what_ran_before(before):
+    """(session 44) In a fresh process the rows loop's rewrite ``range(min(len(x), len(x_dot)))`` reached vmap,
+    which refused the builtin min() of two batched sizes; after a ``jvp`` of the same function (whose lowering had
+    rewritten the loop in the shared program) it ran. Sizes of batched values are each example's: static."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+    script = _FRESH.format(tests=str(Path(__file__).parent), before=before)
+    env = dict(os.environ, SRCJAX_CACHE="0")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    x = np.array([0.5, -1.0, 2.0, -0.3, 1.5])
+    want = np.asarray(jax.vmap(jax.jacfwd(_twin(skip_negative)))(np.stack([x, 2 * x])))
+    np.testing.assert_allclose(np.array(eval(out.stdout.strip().splitlines()[-1])), want, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn, x", CASES, ids=[f.__name__ for f, _ in CASES])
+def test_printed_jacfwd_for_the_arguments_runs_under_numpy(fn, x):
+    """(session 44) The source printed for example arguments called ``srcjax.lax.fori_loop`` (the rows loop with an
+    exit on data, rewritten by the lowering) without ``import srcjax``: a NameError when run."""
+    text = srcjax.source(srcjax.jacfwd(fn), x)
+    ns: dict = {}
+    exec(compile(text, "<printed>", "exec"), ns)
+    got = ns[f"{fn.__name__}_jacfwd"](x)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(srcjax.jacfwd(fn)(x)), rtol=1e-12, atol=1e-14)

@@ -92,7 +92,8 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f in ("max", "min") and len(args) == 1 and type(args[0].value) is cst.Name and \
             all(a.keyword is not None for a in value.args[1:]):
         return code(value), False  # (a dict's keys, static; a batched value's items: the lowering refuses them)
-    if f in ("max", "min") and any(any_batched(w.value_state(a.value)) for a in value.args):
+    if f in ("max", "min") and any(any_batched(w.value_state(a.value)) for a in value.args) and \
+            not w.only_shapes(value):  # (`min(len(x), len(y))`: each example's sizes, static: the caller's query)
         raise w.error(f"the builtin {f}() compares values known only at run time", value,
                       hint=f"use np.{'maximum' if f == 'max' else 'minimum'}(a, b) or np.{f}(x); several arrays: "
                            f"np.{f}(np.stack([...]), axis=0)")

@@ -745,4 +745,11 @@ def _imports_used(text: str) -> str:
         if m and not re.search(rf"(?<![\w.]){m.group(1)}\.", text.replace(line, "")):
             continue
         out.append(line)
-    return "".join(out)
+    text = "".join(out)
+    for mod in ("srcjax", "math"):  # (the specialized body may call what the generic one did not:
+        # `srcjax.lax.fori_loop` of a loop the lowering rewrote with an exit on data made a flag)
+        if not re.search(rf"^import {mod}$", text, re.M) and \
+                re.search(rf"(?<![\w.]){mod}\.", re.sub(r"^(from|import) .*$", "", text, flags=re.M)):
+            at = m.end() if (m := re.search(r"^import numpy as np\n", text, re.M)) else 0
+            text = text[:at] + f"import {mod}\n" + text[at:]
+    return text
