@@ -178,7 +178,7 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
         raise UnsupportedSyntaxError("async functions are not supported",
                                      span=Span(filename, start, col_offset, start, col_offset + 5))
     closure = _closure(fn)
-    if not generated:  # (`with np.errstate(...):` and the like: read as their bodies)
+    if not generated and "with" in raw:  # (`with np.errstate(...):` and the like: read as their bodies)
         fdef = without_warning_contexts(fdef, positions, (closure, fn.__globals__),
                                         frozenset(code.co_varnames + code.co_cellvars))
     src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
