@@ -19,7 +19,7 @@ from .frontend.parsed import parse
 from .frontend.program import Program
 from .transforms import linear_calls
 
-__all__ = ["exec_generated", "load_module"]
+__all__ = ["exec_functions", "exec_generated", "load_module"]
 
 
 def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> Any:
@@ -57,7 +57,7 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
             ns.update(extra)
             ns.update(linear_calls.CALLED)  # (the helpers reverse mode's rules call: a user's module lacks them)
             ns["__name__"] = getattr(nf.fn, "__module__", None) or prog.entry_fn.__module__
-            _exec_module(code, ns, {g for g, o in owners.items() if key_of(o) == key})
+            exec_functions(code, ns, {g for g, o in owners.items() if key_of(o) == key})
         chosen[generated] = ns[generated]
         index = getattr(nf.fn, "__srcjax_index_params__", None)
         if index and generated != name:  # a helper's batched or derivative copy: its index parameters too
@@ -70,9 +70,11 @@ def exec_generated(code: Any, name: str, prog: Program, origins: dict[str, str],
     return chosen
 
 
-def _exec_module(code: Any, ns: dict[str, Any], wanted: set[str]) -> None:
+def exec_functions(code: Any, ns: dict[str, Any], wanted: set[str]) -> None:
     """``exec(code, ns)``; where a ``def`` line's default reads a name of another module (``def
-    f_grad(x, w=W)``, run here for a helper of another module), only the functions taken from ``ns``."""
+    f_grad(x, w=W)``, run here for a helper of another module; ``def f_vmap(data, mode=wrap)`` run in
+    ``srcjax.batched``'s namespace), only the functions taken from ``ns`` (``wanted``). ``code``'s text is in
+    ``linecache``."""
     try:
         exec(code, ns)  # noqa: S102 - code srcjax wrote
     except NameError:

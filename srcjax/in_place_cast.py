@@ -16,14 +16,14 @@ derivative is the cast of the new value's tangent: linear in ``new``; ``x`` only
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
 from .pytree import is_tree
 from .weak_arrays import WeakArray
 
-__all__ = ["cast_refusal", "in_place", "shape_refusal"]
+__all__ = ["cast_refusal", "container_refused", "in_place", "shape_refusal"]
 
 # dtype kinds in NumPy's 'same_kind' order: a cast may go down within a kind and up to a later kind
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # (V: bfloat16, a float)
@@ -76,6 +76,8 @@ def in_place(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) ->
     the caller reads after the call (frontend/helper_checks.py)."""
     if alias and rank == 0 and isinstance(x, np.ndarray) and not isinstance(x, WeakArray):
         raise ValueError(alias_refusal(alias, rank)[0])  # (a helper's `t op= v` changes an array, a 0-d one too)
+    if alias and rank == 0 and isinstance(x, (list, dict)):  # (a helper's `xs += [v]` / `d |= {...}` changes the
+        container_refused(alias, "list" if isinstance(x, list) else "dict")  # caller's list or dict)
     if _rebinds(x, axes):
         return new
     if alias and x.ndim - axes >= rank:
@@ -88,6 +90,20 @@ def in_place(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) ->
     if problem is not None:
         raise TypeError(problem)
     return np.asarray(new).astype(x.dtype, copy=False)
+
+
+def container_refused(alias: str, kind: str) -> NoReturn:
+    """``adjoint.rebound``'s and :func:`in_place`'s refusal (a ``ValueError``) of a helper's ``xs += [v]`` /
+    ``d |= {...}`` (``alias``: ``"`f(xs, x)` runs `xs += [v]` (line 3 of f)"``) where the target is a list or dict
+    (``kind``) the caller passed and reads after the call: Python changes that object in place (``list.__iadd__``,
+    ``dict.__ior__``), so the caller sees the change; srcjax's helper binds its own name again. (A tuple or a number
+    is bound again in Python too: not refused.)"""
+    spelled = "xs = xs + [v]" if kind == "list" else "d = d | {...}"
+    raise ValueError(
+        f"{alias}: in Python that changes the caller's {kind} in place (`+=` and `|=` of a {kind} extend the object "
+        f"itself), and the caller reads it after the call; the change would not reach the caller here. Hint: return "
+        f"the new {kind} from the helper and bind it in the caller (`return ...` at the helper's end, "
+        f"`... = {alias.split('`')[1]}` here), or build a new one in the helper (`{spelled}`)")
 
 
 def alias_refusal(alias: str, rank: int = 1) -> tuple[str, str]:

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .frontend.program import Program
+from .generated import exec_functions
 from .weak_arrays import WeakArray
 
 _NUMPY_MODULES = itertools.count()
@@ -32,16 +33,16 @@ def program_function(prog: Program, qualname: str) -> Callable[..., Any]:
     code = builtins.compile(text, filename, "exec")  # called in it, `srcjax.vmap(f)` of a generated `f`)
     namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
     chosen: dict[str, Any] = {}
-    for name, nf in prog.functions.items():
-        if name in prog.methods:  # (run through their objects, not by name)
-            continue
-        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+    keys = {name: (id(nf.source.globals), tuple(sorted(nf.source.closure))) for name, nf in prog.functions.items()
+            if name not in prog.methods}  # (methods: run through their objects, not by name)
+    for name, key in keys.items():
+        nf = prog.functions[name]
         ns = namespaces.get(key)
         if ns is None:
             ns = dict(nf.source.globals)
             ns.update(nf.source.closure)
             ns.setdefault("round", array_round)  # (the user's own `round`, if any, wins)
-            exec(code, ns)
+            exec_functions(code, ns, {n for n, k in keys.items() if k == key})
             namespaces[key] = ns
         if name in ns:
             chosen[name] = ns[name]

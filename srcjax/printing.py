@@ -23,6 +23,7 @@ from . import star_args
 from .api import Compiled, _as_compiled, _clean  # (api's shared helpers: the function's one Compiled)
 from .core import ArgumentError, TranspileError
 from .gc_pause import pausing
+from .generated import exec_functions
 
 _COUNTER = itertools.count()
 
@@ -118,15 +119,16 @@ def exec_module(text: str, program: Any) -> Callable[..., Any]:
     code = compile(text, filename, "exec")
     namespaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
     chosen: dict[str, Any] = {}
+    keys = {name: (id(nf.source.globals), tuple(sorted(nf.source.closure))) for name, nf in program.functions.items()}
     for name, nf in program.functions.items():
-        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+        key = keys[name]
         ns = namespaces.get(key)
         if ns is None:
             ns = namespaces[key] = dict(nf.source.globals)
             ns.update(nf.source.closure)
             ns.update(np=np, math=math, srcjax=sys.modules["srcjax"])
             ns["__name__"] = getattr(nf.fn, "__module__", None) or "__main__"
-            exec(code, ns)
+            exec_functions(code, ns, {n for n, k in keys.items() if k == key})
         chosen[name] = ns.get(name, nf.fn)
     for ns in namespaces.values():
         ns.update(chosen)

@@ -23,8 +23,10 @@ def try_except(x):
 
 
 def with_errstate(x):
-    with np.errstate(divide="ignore"):
-        y = np.log(x)
+    # (numpy's errstate without `as` runs since session 43, read as its body: tests/test_warning_contexts.py;
+    # one that binds `as` stays refused)
+    with np.errstate(divide="ignore") as state:
+        y = np.log(x) + 0.0 * len(str(state))
     return np.sum(y)
 
 

@@ -505,3 +505,52 @@ def test_a_helpers_iadd_of_a_list_it_is_passed_is_refused_at_the_call() -> None:
     with pytest.raises(srcjax.TranspileError, match="changes the caller's array") as e:
         srcjax.jit(f)(np.array([1.0, 2.0]))
     assert "_list_iadd(ys" in str(e.value)
+
+
+def _dict_ior(d: Any, v: Any) -> None:
+    d |= {"b": v}
+
+
+def _tuple_iadd(t: Any, v: Any) -> Any:
+    t += (v,)
+    return t[-1]
+
+
+def _list_param_iadd(xs: Any, x: Any) -> Any:
+    _list_iadd(xs, 2.0 * x)
+    return xs[-1] + len(xs)
+
+
+def _dict_param_ior(d: Any, x: Any) -> Any:
+    _dict_ior(d, 2.0 * x)
+    return d["b"] + x
+
+
+def _tuple_param_iadd(t: Any, x: Any) -> Any:
+    last = _tuple_iadd(t, 2.0 * x)
+    return last + t[-1] + len(t)  # (the caller's tuple is unchanged in Python: `+=` binds the helper's name again)
+
+
+@pytest.mark.parametrize("fn, arg, kind", [(_list_param_iadd, "list", "list"), (_dict_param_ior, "dict", "dict")])
+@pytest.mark.parametrize("transform", ["jit", "grad", "vmap"])
+def test_a_helpers_iadd_of_a_list_or_dict_argument_is_refused_at_the_call(fn: Any, arg: str, kind: str,
+                                                                          transform: str) -> None:
+    # (was an internal-looking "rebound(): got an unexpected keyword argument 'alias'"; NumPy appends to the
+    # caller's own list / merges into its dict, which srcjax's helper cannot reach)
+    x = np.array([1.0, 2.0])
+    a: Any = [x] if arg == "list" else {"a": x}
+    t = {"jit": srcjax.jit, "grad": lambda f: srcjax.grad(lambda a, x: np.sum(f(a, x)), argnums=1),
+         "vmap": lambda f: srcjax.vmap(f, in_axes=(None, 0))}[transform]
+    with pytest.raises(srcjax.TranspileError, match=f"changes the caller's {kind} in place") as e:
+        t(fn)(a, x if transform != "vmap" else np.stack([x, x]))
+    helper = _list_iadd if kind == "list" else _dict_ior  # (the helper's line, the caller's call)
+    assert f"(line {helper.__code__.co_firstlineno + 1} of {helper.__name__})" in str(e.value)
+    assert f"{helper.__name__}({'xs' if kind == 'list' else 'd'}, 2.0 * x)\n" in str(e.value)
+
+
+def test_a_helpers_iadd_of_a_tuple_argument_rebinds_as_python_does() -> None:
+    x = np.array([1.0, 2.0])
+    want = _tuple_param_iadd((x,), x)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(_tuple_param_iadd)((x,), x)), want)
+    f = srcjax.jit(_tuple_param_iadd)
+    np.testing.assert_allclose(srcjax.numpy_function(f)((x,), x), want)

@@ -41,12 +41,7 @@ JAX_REFUSES: tuple[str, ...] = (
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = ()
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # local_maxima under vmap, its generated source run by NumPy: the vmapped module's `def f_vmap(data, mode=wrap)`
-    # keeps the user's function default as written, a name that module does not bind before the def (srcjax's own
-    # run agrees with NumPy; met once np.ndindex ran, session 43)
-    "NameError: name 'wrap' is not defined",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 

@@ -29,7 +29,9 @@ from ..core import Span, UnknownFunctionError, UnsupportedSyntaxError
 from ..lifetimes import PerFunction
 from .ast_walk import walk_ast
 from .cst_functions import BuiltNames, function_module
+from .located import Located as Located  # (its home before located.py)
 from .parsed import parse
+from .warning_contexts import without_warning_contexts
 
 Range = tuple[int, int, int, int]
 
@@ -76,24 +78,6 @@ class FunctionSource:
         None for a tree libcst parsed or another one."""
         built = self.__dict__.get("_built_names")
         return built[1] if built is not None and built[0] is self.fdef else None
-
-
-class Located(cst.CSTTransformer):
-    """A transformer of a user's function that keeps the user's positions (``FunctionSource.positions``) for the
-    nodes it rebuilds or makes: every node rebuilt on leaving takes its original's place, and :meth:`located`
-    gives a made node ``origin``'s (errors about rewritten code still point at the user's line)."""
-
-    def __init__(self, positions: dict[Any, Any]) -> None:
-        self.positions = positions
-
-    def on_leave(self, original: Any, updated: Any) -> Any:
-        return self.located(original, super().on_leave(original, updated))
-
-    def located(self, origin: Any, made: Any) -> Any:
-        """``made``, placed where ``origin`` is (unless it is ``origin`` or already placed)."""
-        if made is not origin and isinstance(made, cst.CSTNode) and origin in self.positions:
-            self.positions.setdefault(made, self.positions[origin])
-        return made
 
 
 class UnreadSource(FunctionSource):
@@ -193,9 +177,13 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     if fdef.asynchronous is not None:
         raise UnsupportedSyntaxError("async functions are not supported",
                                      span=Span(filename, start, col_offset, start, col_offset + 5))
+    closure = _closure(fn)
+    if not generated and "with" in raw:  # (`with np.errstate(...):` and the like: read as their bodies)
+        fdef = without_warning_contexts(fdef, positions, (closure, fn.__globals__),
+                                        frozenset(code.co_varnames + code.co_cellvars))
     src = FunctionSource(fn=fn, name=fn.__name__, filename=filename, fdef=fdef, positions=positions,
                          line_offset=start - 1, col_offset=col_offset, globals=fn.__globals__,
-                         closure=_closure(fn))
+                         closure=closure)
     if names is not None:  # (the names of the tree built from ast: FunctionSource.built_names)
         src.__dict__["_built_names"] = (fdef, names)
     _CACHE.set(fn, key, src)
