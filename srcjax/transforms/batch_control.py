@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
-from ..adjoint import is_saved_list_name
+from ..adjoint import is_saved_list_name, is_tape_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.liveness import Liveness
 from ..frontend.names import code, names_in, renamed, target_names, walk
@@ -318,7 +318,10 @@ def data_test(w: FunctionWriter, s: cst.If | cst.While) -> bool:
         return any(n in w.forced or n in w.tape_rows for n in batched)  # (else a Python value: `x.ndim == 2`)
     known = w.b.data_names.get(w.nf.name, set())
     if not set(batched) <= known:  # (the batched parameters too: data, whatever names the test has)
-        raise DataTest(w.nf.name, batched + sorted(p for p in (w.params or ()) if any_batched(w.state(p))))
+        # (not a tape: what a derivative pops from it has its own binding time; all of it data would make a saved
+        # structure flag, `if not__1:` of `not keepdims` around a pop, a branch on data: logsumexp's vmap(grad))
+        raise DataTest(w.nf.name, batched + sorted(p for p in (w.params or ()) if any_batched(w.state(p)) and
+                                                   not is_tape_name(p)))
     kind = "an `if`" if type(s) is cst.If else "a `while` loop"
     if any(key is not None for _, key in batch_errors.sources(w, batched)):  # `if p["act"] == "relu"`: a string
         raise batch_errors.mapped_error(w, f"the test of {kind} (not turned into a per-example choice)", batched,
