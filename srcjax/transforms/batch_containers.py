@@ -66,6 +66,13 @@ def sequence_sum(w: FunctionWriter, value: cst.BinaryOperation) -> tuple[str, St
     return f"{batched(value.left, ls)} + {batched(value.right, rs)}", True
 
 
+def _atom(e: cst.BaseExpression) -> bool:
+    """A name or a number (``-1.0`` too): its batched text is its own."""
+    if type(e) is cst.UnaryOperation and type(e.operator) is cst.Minus:
+        e = e.expression
+    return type(e) in (cst.Name, cst.Integer, cst.Float)
+
+
 def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None:
     """``abs(x)``, ``round(x, 2)`` (elementwise on a batched array), ``float(x)``/``int(x)`` (each
     example's number), ``list(t)``, ``tuple(t)`` (a container element by element) of batched values."""
@@ -92,6 +99,14 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
     if f in ("max", "min") and len(args) == 1 and type(args[0].value) is cst.Name and \
             all(a.keyword is not None for a in value.args[1:]):
         return code(value), False  # (a dict's keys, static; a batched value's items: the lowering refuses them)
+    if f in ("max", "min") and len(args) >= 2 and len(args) == len(value.args) and not w.only_shapes(value) and \
+            all(_atom(a.value) for a in args) and \
+            all(w.value_state(a.value) in (True, False) for a in args) and \
+            any(w.value_state(a.value) is True for a in args):  # (Python's max of each example's single values:
+        # names and numbers only, so the batched text is the names' own; `len(x)` of a batched `x` is a shape)
+        flags = tuple(w.value_state(a.value) is True for a in args)
+        return (f"batch_builtin_max(({', '.join(code(a.value) for a in args)}), {flags!r}"
+                + (")" if f == "max" else ", largest=False)")), True
     if f in ("max", "min") and any(any_batched(w.value_state(a.value)) for a in value.args) and \
             not w.only_shapes(value):  # (`min(len(x), len(y))`: each example's sizes, static: the caller's query)
         raise w.error(f"the builtin {f}() compares values known only at run time", value,
