@@ -69,7 +69,8 @@ def _has_loop(s: Any) -> bool:
     return any(isinstance(st, (cst.For, cst.While)) for st, _ in walk([s]))
 
 
-_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+             cst.BaseString)
 _VIEWS = frozenset({"keys", "values", "items"})
 _TAKES = frozenset({"pop", "popitem", "setdefault"})  # (a method whose result is kept that changes its receiver)
 
@@ -110,8 +111,12 @@ class _Hoister:
         """Whether ``e`` is a Python sequence (a loop over it unrolls), not a range or an array."""
         if self.bta.range_call(e):
             return False
-        if isinstance(e, _DISPLAYS) or self.bta.of(e) == STATIC:
+        if isinstance(e, _DISPLAYS) or isinstance(e, cst.Attribute) and e.attr.value == "shape":
             return True
+        if isinstance(e, (cst.Name, cst.Attribute)):  # (a global: a list, tuple or dict, not an array)
+            ok, value = self.bta.resolve(e)
+            if ok:
+                return isinstance(value, (list, tuple, dict, set, frozenset, str))
         if isinstance(e, cst.Name):
             values = self.values.get(e.value, [])
             return e.value in self.bta.dicts or e.value not in seen and bool(values) and all(
