@@ -125,3 +125,22 @@ def helper_over_rows_made_in_the_branch(x, y):
         m = np.outer(x, y)
         y = _sweep(y, m)
     return np.sum(y)
+
+
+SCALES = (0.5, 2.0)
+
+
+def arange_in_if(x, y):
+    # a loop over a static array's rows moves out, as a range's
+    if np.sum(x) > 0:
+        for c in np.arange(3):
+            y = np.sin(y * x) * c + y
+    return np.sum(y)
+
+
+def global_tuple_in_if(x, y):
+    # a loop over a module's tuple stays in the branch (refused: it saves values for the adjoint there)
+    if np.sum(x) > 0:
+        for c in SCALES:
+            y = np.sin(y * x) * c
+    return np.sum(y)
