@@ -4,6 +4,8 @@ outside the ``if``, under a flag (srcjax/transforms/branch_loops.py). Each has a
 
 import numpy as np
 
+import srcjax
+
 
 def loop_in_if(x, y):
     # the `if` on data around a `for` over a static range
@@ -89,3 +91,56 @@ def rows_in_if(x, y):
         for row in y:
             x = np.tanh(x + row)
     return np.sum(x)
+
+
+def tree_maps_in_both(x, y):
+    # loops over Python sequences only (tree_map's over a dict's leaves, appending to a list it makes): they unroll
+    # in the branch, which is left as it is (the rewrite moved them out, and the appends under a flag were refused)
+    d = {"u": x * 1.5, "v": y}
+    if x[0] > 0:
+        d = srcjax.tree_util.tree_map(lambda v: v * 0.5, d)
+    else:
+        d = srcjax.tree_util.tree_map(lambda v: v * -1.0, d)
+    return np.sum(d["u"] * d["v"])
+
+
+def range_in_a_tuple_loop(x, y):
+    # a loop over a tuple holding a loop over a range: the range's loop moves out, and the tuple's with it
+    if np.sum(x) > 0:
+        for c in (0.5, 2.0):
+            for _i in range(2):
+                y = np.sin(y * x) * c
+    return np.sum(y)
+
+
+def _sweep(y, rows):
+    for r in rows:
+        y = np.tanh(y * r)
+    return y
+
+
+def helper_over_rows_made_in_the_branch(x, y):
+    # the helper's loop, written out in the branch (it has no line of the user's), walks rows the branch computes
+    if np.sum(x) > 0:
+        m = np.outer(x, y)
+        y = _sweep(y, m)
+    return np.sum(y)
+
+
+SCALES = (0.5, 2.0)
+
+
+def arange_in_if(x, y):
+    # a loop over a static array's rows moves out, as a range's
+    if np.sum(x) > 0:
+        for c in np.arange(3):
+            y = np.sin(y * x) * c + y
+    return np.sum(y)
+
+
+def global_tuple_in_if(x, y):
+    # a loop over a module's tuple stays in the branch (refused: it saves values for the adjoint there)
+    if np.sum(x) > 0:
+        for c in SCALES:
+            y = np.sin(y * x) * c
+    return np.sum(y)

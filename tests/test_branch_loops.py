@@ -93,10 +93,27 @@ def _rows_in_if(x: Any, y: Any) -> Any:
                             lambda x: x, x))
 
 
+def _tree_maps_in_both(x: Any, y: Any) -> Any:
+    d = {"u": x * 1.5, "v": y}
+    d = lax.cond(x[0] > 0, lambda d: jax.tree_util.tree_map(lambda v: v * 0.5, d),
+                 lambda d: jax.tree_util.tree_map(lambda v: v * -1.0, d), d)
+    return jnp.sum(d["u"] * d["v"])
+
+
+def _range_in_a_tuple_loop(x: Any, y: Any) -> Any:
+    def steps(y: Any) -> Any:
+        for c in (0.5, 2.0):
+            y = lax.fori_loop(0, 2, lambda i, y, c=c: jnp.sin(y * x) * c, y)
+        return y
+
+    return jnp.sum(lax.cond(jnp.sum(x) > 0, steps, lambda y: y, y))
+
+
 TWINS: dict[str, Callable[..., Any]] = {
     "loop_in_if": _loop_in_if, "loops_in_both": _loops_in_both, "nested_ifs": _nested_ifs,
     "while_in_if": _while_in_if, "break_in_if": _break_in_if, "elif_chain": _elif_chain,
     "static_range_in_if": _static_range_in_if, "rows_in_if": _rows_in_if,
+    "tree_maps_in_both": _tree_maps_in_both, "range_in_a_tuple_loop": _range_in_a_tuple_loop,
 }
 
 X = np.array([0.5, 1.5, 0.3])
@@ -111,6 +128,8 @@ POINTS: dict[str, tuple[tuple[Any, Any], ...]] = {
     "elif_chain": ((X, Y), (X / 4, Y), (-X, Y)),
     "static_range_in_if": ((X, Y), (-X, Y)),
     "rows_in_if": ((X, np.array([[0.2, -0.1, 0.3], [0.5, 0.4, -0.6]])), (X + 1, np.array([[0.2, -0.1, 0.3]]))),
+    "tree_maps_in_both": ((X, Y), (-X, Y)),
+    "range_in_a_tuple_loop": ((X, Y), (-X, Y)),
 }
 MAX_ITERS = 10
 
@@ -229,6 +248,49 @@ def test_a_loop_over_values_the_branch_computes_is_refused_at_the_loop() -> None
     with pytest.raises(srcjax.TranspileError, match="loop over `.*` inside an `if` on array data") as e:
         srcjax.grad(_rows_made_in_the_branch)(X)
     assert "test_branch_loops.py" in str(e.value).splitlines()[0]
+
+
+def test_a_loop_over_a_python_sequence_inside_an_if_on_data_stays_in_the_branch() -> None:
+    """Silent-free but loud regression of the rewrite (CI: test_vmap_container_joins' tree_map_both_branches,
+    test_vmap_container_cotangents, np.block in test_composites and test_numpy_coverage): a loop over a Python
+    sequence (tree_map's over a dict's leaves, np.block's over the lists it is given) unrolls inside the branch, as
+    before the rewrite, which moved it out and then refused its appends under the flag ("`items.append(...)`
+    inside an `if` on array data") or its list made in the branch (unlocated). The gradients: test_grad_through_a_
+    loop_inside_an_if_on_data[tree_maps_in_both] and below."""
+    text = srcjax.source(srcjax.grad(bp.tree_maps_in_both))
+    assert "np.logical_not" not in text and "    if gt:\n        d_before_1 = d\n        items = []" in text, text
+    a, b = np.array([[0.3, -0.2], [0.5, 0.1]]), np.array([[1.0, 0.4], [-0.6, 0.2]])
+
+    def block(a: Any, b: Any) -> Any:
+        return np.sum(np.block([[a, b], [b.T, a]]) ** 3)
+
+    def jax_block(a: Any, b: Any) -> Any:
+        return jnp.sum(jnp.block([[a, b], [b.T, a]]) ** 3)
+
+    got = srcjax.grad(block, argnums=(0, 1))(a, b)
+    want = jax.grad(jax_block, argnums=(0, 1))(jnp.asarray(a), jnp.asarray(b))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
+
+
+def test_a_helpers_loop_over_rows_the_branch_computes_is_refused_at_the_users_line() -> None:
+    """The refusal of a loop over values the branch computes, for a helper's loop written out in the branch (no
+    line of the user's, nor has the branch written anew): it was unlocated; now at a line of the user's branch."""
+    with pytest.raises(srcjax.TranspileError, match="loop over `rows` inside an `if` on array data") as e:
+        srcjax.grad(bp.helper_over_rows_made_in_the_branch)(X, Y)
+    first = str(e.value).splitlines()[0]
+    assert "branch_loops_programs.py:" in first and "m = np.outer(x, y)" in str(e.value), str(e.value)
+
+
+def test_a_loop_over_a_static_array_moves_and_one_over_a_modules_tuple_stays() -> None:
+    """What moves: a ``for`` over ``np.arange(3)`` (a static array's rows) as over a range; a ``for`` over a module's
+    tuple stays in the branch as before the rewrite, refused there at the user's ``if`` where it saves values."""
+    for x in (X, -X):
+        np.testing.assert_allclose(np.asarray(srcjax.grad(bp.arange_in_if)(x, Y)), _fd(bp.arange_in_if, (x, Y), 0),
+                                   rtol=1e-6, atol=1e-8)
+    with pytest.raises(srcjax.TranspileError, match="loop inside an `if` on array data") as e:
+        srcjax.grad(bp.global_tuple_in_if)(X, Y)
+    assert "branch_loops_programs.py:" in str(e.value).splitlines()[0] and "if np.sum(x) > 0" in str(e.value)
 
 
 def _rows_made_in_the_branch(x: Any) -> Any:

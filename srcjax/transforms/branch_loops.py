@@ -27,6 +27,13 @@ binds it to ``UNSET`` first, as for any name an ``if`` on data binds on one path
 
 A step whose flag is off still runs (the branch not taken, doing nothing): a loop of ``n`` steps costs ``n``
 tests whatever the data, as the bounded ``while`` costs ``max_iters`` iterations.
+
+Only the loops reverse mode cannot keep inside the branch move: a ``for`` over ``range(...)`` or over an array's
+rows (a bounded ``while`` is one). A loop over a Python sequence (a list, tuple or dict display, a name bound to
+one, ``tree_leaves(...)``, ``d.items()``, a static value) unrolls inside the branch, as it did before this pass
+(``tree_map`` and ``np.block`` inside an ``if`` on data); it moves only when it holds a loop that moves. An ``if``
+that changes a Python container (``items.append(v)``, ``d[k] = v``) is left as it is: a flagged run cannot change a
+container made in another run, and the branch, kept whole, could (it runs, or is refused at the user's ``if``).
 """
 
 from __future__ import annotations
@@ -62,6 +69,12 @@ def _has_loop(s: Any) -> bool:
     return any(isinstance(st, (cst.For, cst.While)) for st, _ in walk([s]))
 
 
+_DISPLAYS = (cst.List, cst.Tuple, cst.Set, cst.Dict, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp,
+             cst.BaseString)
+_VIEWS = frozenset({"keys", "values", "items"})
+_TAKES = frozenset({"pop", "popitem", "setdefault"})  # (a method whose result is kept that changes its receiver)
+
+
 class _Hoister:
     def __init__(self, nf: NormalizedFunction, body: Sequence[Any], spans: dict[int, Span],
                  active: Sequence[str]) -> None:
@@ -75,9 +88,67 @@ class _Hoister:
         self.runs: list[cst.If] = []  # its runs (masked)
         self.partials: set[str] = set()  # (note_partials)
         self.params = {p.name.value for p in nf.plain_fdef.params.params}
+        self.nf = nf
+        self.values: dict[str, list[Any]] = {}  # each name's values (None: bound otherwise, a loop's target)
+        for st, _ in walk(body):
+            for n in _bound(st):
+                one = isinstance(st, cst.Assign) and len(st.targets) == 1 and isinstance(st.targets[0].target,
+                                                                                         cst.Name)
+                self.values.setdefault(n, []).append(st.value if one else None)
+        self.where: cst.If | None = None  # the `if` being rewritten
 
     def data_if(self, s: Any) -> bool:
-        return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and _has_loop(s)
+        """An ``if`` on data holding a loop that moves (:meth:`moves`), changing no Python container."""
+        return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and self.moves(s) and \
+            not any(self.changes_container(st) for st, _ in walk([s]))
+
+    def moves(self, s: Any) -> bool:
+        """Whether ``s`` holds a loop reverse mode runs outside an ``if`` on data: a ``for`` over ``range(...)`` or
+        over an array's rows, never one over a Python sequence (it unrolls in the branch)."""
+        return any(isinstance(st, cst.For) and not self.sequence(st.iter) for st, _ in walk([s]))
+
+    def sequence(self, e: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
+        """Whether ``e`` is a Python sequence (a loop over it unrolls), not a range or an array."""
+        if self.bta.range_call(e):
+            return False
+        if isinstance(e, _DISPLAYS) or isinstance(e, cst.Attribute) and e.attr.value == "shape":
+            return True
+        if isinstance(e, (cst.Name, cst.Attribute)):  # (a global: a list, tuple or dict, not an array)
+            ok, value = self.bta.resolve(e)
+            if ok:
+                return isinstance(value, (list, tuple, dict, set, frozenset, str))
+        if isinstance(e, cst.Name):
+            values = self.values.get(e.value, [])
+            return e.value in self.bta.dicts or e.value not in seen and bool(values) and all(
+                v is not None and self.sequence(v, seen | {e.value}) for v in values)
+        if not isinstance(e, cst.Call):
+            return False
+        if self.f.listed(e) or self.bta.keys_call(e) or \
+                isinstance(e.func, cst.Attribute) and e.func.attr.value in _VIEWS and not e.args:
+            return True
+        ok, fn = self.bta.resolve(e.func)
+        args = [a.value for a in e.args]
+        if not ok or any(a.keyword or a.star for a in e.args):
+            return False
+        if fn in (list, tuple, sorted, dict):
+            return True
+        if fn in (enumerate, reversed) and args:
+            return self.sequence(args[0], seen)
+        return fn is zip and bool(args) and all(self.sequence(a, seen) for a in args)
+
+    def changes_container(self, st: Any) -> bool:
+        """``items.append(v)``, ``v = items.pop()``, ``d[k] = v`` (``d`` a dict or a list display's name)."""
+        value = st.value if isinstance(st, (cst.Expr, cst.Assign, cst.AugAssign)) else None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                isinstance(value.func.value, cst.Name) and (value.func.value.value in self.bta.locals or
+                                                            value.func.value.value in self.params) and \
+                (isinstance(st, cst.Expr) or value.func.attr.value in _TAKES):
+            return True
+        targets = [t.target for t in st.targets] if isinstance(st, cst.Assign) else \
+            [st.target] if isinstance(st, cst.AugAssign) else []
+        return any(isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and (
+            t.value.value in self.bta.dicts or all(isinstance(v, _DISPLAYS) for v in self.values.get(
+                t.value.value, [None]))) for t in targets)
 
     def block(self, stmts: Sequence[Any]) -> list[Any]:
         """``stmts`` with every ``if`` on data that holds a loop rewritten (see the module docstring)."""
@@ -87,6 +158,7 @@ class _Hoister:
                 self.changed = True
                 self.region = set(assigned_names([s]))
                 self.runs = []
+                self.where = s
                 new = self.flagged_if(s, None)
                 self.note_partials(new)
                 out += new
@@ -147,7 +219,7 @@ class _Hoister:
         body's ``gt = y[i] > 0``), is bound to ``False`` where ``flag`` is off: it is the joined flag then."""
         out: list[Any] = []
         run: list[Any] = []
-        tests = {st.test.value for st in stmts if isinstance(st, cst.If) and _has_loop(st) and isinstance(
+        tests = {st.test.value for st in stmts if isinstance(st, cst.If) and self.moves(st) and isinstance(
             st.test, cst.Name) and self.bta.of(st.test) != STATIC and self.counts.get(st.test.value) == 1}
         falses: list[str] = []  # tests the run binds
 
@@ -167,7 +239,7 @@ class _Hoister:
             if self.static_line(s):
                 out.append(s)
                 continue
-            if not _has_loop(s) or isinstance(s, cst.While):  # (a `while` left: on static values; refused later)
+            if not self.moves(s) or isinstance(s, cst.While):  # (a `while` left: on static values; refused later)
                 run.append(s)
                 bound = set(assigned_names([s]))
                 falses += sorted(tests & bound)
@@ -223,9 +295,31 @@ class _Hoister:
         if made:
             raise DifferentiationError(
                 f"reverse mode through a loop over `{made[0]}` inside an `if` on array data, `{made[0]}` computed in "
-                "the branch, is not supported yet", span=self.f.span(s),
+                "the branch, is not supported yet", span=self.located(s),
                 hint="loop over an index range instead (`for i in range(n):`), or compute the sequence before the "
                      "`if`")
+
+
+    def located(self, loop: cst.For) -> Span | None:
+        """Where to say something about ``loop``: its line, else (a helper's loop, written out in the branch, or the
+        branch itself written anew: no span) the first line inside it, the ``if``'s, one inside the ``if``."""
+        for node in (loop, self.where):
+            sp = self.f.span(node) or _first_span(self.f.spans, node.body.body if node is not None else [])
+            if sp is not None:
+                return sp
+        return self.f.span(self.nf.fdef)
+
+
+def _first_span(spans: dict[int, Span], stmts: Sequence[Any]) -> Span | None:
+    for st, _ in walk(stmts):
+        sp = spans.get(id(st))
+        if sp is not None:
+            return sp
+    for line in stmts:  # (spans of whole lines)
+        sp = spans.get(id(line))
+        if sp is not None:
+            return sp
+    return None
 
 
 def _has_loop_in_data_if(s: Any, h: _Hoister) -> bool:
