@@ -28,6 +28,7 @@ from typing import Any
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
 from ..frontend.ast_walk import walk_ast, walked
 from ..frontend.parsed import parse
+from .simplify_syntax import checks
 
 __all__ = ["drop_dead_nested"]
 
@@ -289,7 +290,7 @@ def _pure(e: ast.expr, pure_calls: frozenset[str]) -> bool:
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name):
-                if f.id not in pure_calls:
+                if f.id not in pure_calls or checks(node):
                     return False
             elif not (_np_path(f) and "random" not in ast.unparse(f)):
                 return False

@@ -94,6 +94,7 @@ from .simplify_syntax import (  # (simplify's own syntax helpers, in their own f
     _slice_delta,
     _slices_only,
     _value_reads,
+    checks,
 )
 
 _ATOM = 100
@@ -291,7 +292,7 @@ class _Function:
             elif kind is ast.AugAssign and type(n.target) is ast.Name:  # type: ignore[attr-defined]
                 reads.append(self._name(n.target.id))  # type: ignore[attr-defined]
             elif kind is ast.Call:
-                pure = pure and self._callee(n.func) is not None  # type: ignore[attr-defined]
+                pure = pure and self._callee(n.func) is not None and not checks(n)  # type: ignore[attr-defined,arg-type]
             elif kind in _BUILD_KINDS:
                 pure = False  # distinct objects each time: never merged or dropped
         name = node.id if isinstance(node, ast.Name) else None
@@ -513,7 +514,7 @@ class _Function:
 
     def _call(self, node: ast.Call, need: int) -> R:
         fname = self._callee(node.func)
-        if fname is None or any(isinstance(a, ast.Starred) for a in node.args):
+        if fname is None or any(isinstance(a, ast.Starred) for a in node.args) or checks(node):
             fr = self._generic(node.func) if not isinstance(node.func, ast.Name) else self.expr(node.func, _ATOM)
             rs = [self.expr(a, 1) if not isinstance(a, ast.Starred) else self._generic(a) for a in node.args]
             rs += [self.expr(k.value, 1) for k in node.keywords]

@@ -17,6 +17,15 @@ SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,
               "ones_like": (0,), "zeros_like": (0,)}
 
 
+def checks(call: ast.Call) -> bool:
+    """Whether ``call`` is a check made while specializing: ``in_place(x, new, alias=...)``, refused where NumPy's
+    change reaches a value read later (frontend/item_views.py). It is kept whether or not its value is read (a
+    dead ``r = in_place(r, add, alias="t[0]")`` dropped ran where NumPy's ``t`` changes: the old value, silently);
+    frontend/functionalize.py keeps a branch holding one for the same reason."""
+    f = call.func
+    return f.__class__ is ast.Name and f.id == "in_place" and any(k.arg == "alias" for k in call.keywords)  # type: ignore[attr-defined]
+
+
 def _binds(fdef: ast.FunctionDef) -> Counter[str]:
     """How many times each name is bound in ``fdef``: twice for a binding inside a loop or a
     nested scope (comprehension, lambda, def), so only names bound once at top level count 1."""
