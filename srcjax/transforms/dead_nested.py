@@ -290,7 +290,7 @@ def _pure(e: ast.expr, pure_calls: frozenset[str]) -> bool:
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name):
-                if f.id not in pure_calls or checks(node):
+                if f.id not in pure_calls or checks(node):  # (no shapes known here: every in_place)
                     return False
             elif not (_np_path(f) and "random" not in ast.unparse(f)):
                 return False

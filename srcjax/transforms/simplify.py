@@ -514,7 +514,7 @@ class _Function:
 
     def _call(self, node: ast.Call, need: int) -> R:
         fname = self._callee(node.func)
-        if fname is None or any(isinstance(a, ast.Starred) for a in node.args) or checks(node):
+        if fname is None or any(isinstance(a, ast.Starred) for a in node.args) or checks(node) == 2:
             fr = self._generic(node.func) if not isinstance(node.func, ast.Name) else self.expr(node.func, _ATOM)
             rs = [self.expr(a, 1) if not isinstance(a, ast.Starred) else self._generic(a) for a in node.args]
             rs += [self.expr(k.value, 1) for k in node.keywords]
@@ -536,6 +536,8 @@ class _Function:
         fact = _fresh()
         fs = [r.fact for r in args]
         short = fname[3:] if fname.startswith("np.") else None
+        if fname == "in_place":  # (a check: pure where ``new`` provably has x's shape and dtype, so it passes)
+            pure = pure and len(fs) == 2 and fs[0].shape == fs[1].shape and fs[0].dtype == fs[1].dtype
         if fname in ("unbroadcast", "broadcast_like") and len(args) == 2 and not kws:
             g, x = fs
             if g.shape == x.shape and self._uncast(g, x):  # returns g itself
