@@ -64,22 +64,15 @@ def _views(orders: list[list[str]], fns: tuple[str, ...]) -> list[dict[str, Any]
     return [{"kind": "views", "fn": f, "order": o} for o in orders for f in fns]
 
 
-@pytest.mark.parametrize("order", [["jit", "grad", "vmap"], ["vmap", "vmap_grad", "jit"]],
-                         ids=["jit_grad_vmap", "vmap_vmap_grad_jit"])
-def test_item_view_refusals_do_not_depend_on_what_ran_before(order, tmp_path):
-    # (each function's order in a process of its own: one function, transformed in one order per process)
-    for n, fn in enumerate(VIEWS[:2]):
-        sub = tmp_path / str(n)
-        sub.mkdir()
-        _agree(_views([order], (fn,)), sub)
+def test_item_view_refusals_do_not_depend_on_what_ran_before(tmp_path):
+    _agree(_views([["jit", "grad", "vmap"]], VIEWS), tmp_path)
 
 
 def test_corpus_programs_that_change_arrays_in_place_do_not_depend_on_what_ran_before(tmp_path):
     # (scikit-learn's MLP forward pass: activations written into the caller's list items, refused where jax has
     # no `out=`; the checks of tests/test_hunt25_programs.py, not in their order)
     pytest.importorskip("jax")
-    order = ["vmap(f, in_axes=(0, None, None, None, None, None, None))", "jit(f)",
-             "grad(lambda *a: np.sum(f(*a) ** 2), argnums=(1, 2))"]
+    order = ["jit(f)", "vmap(f, in_axes=(0, None, None, None, None, None, None))"]
     _agree([{"kind": "corpus", "module": "tests.test_hunt25_programs", "case": "mlp_forward", "order": order}],
            tmp_path)
 
@@ -128,8 +121,7 @@ for t in {order!r}:
 """
 
 
-@pytest.mark.parametrize("order", [["jit", "grad"], ["grad"], ["vmap"], ["jit", "vmap_grad"]],
-                         ids=["jit_then_grad", "grad", "vmap", "jit_then_vmap_grad"])
+@pytest.mark.parametrize("order", [["jit", "grad", "vmap_grad"], ["vmap"]], ids=["jit_grad_vmap_grad", "vmap"])
 def test_a_change_reaching_a_row_view_is_refused_in_a_fresh_process(order):
     """(session 44) ``t = m[1:]; r = t[0]; r += 1.0`` then ``m`` read: grad, vmap and vmap(grad) ran (vmap: the old
     ``m``, where NumPy's row 1 changed), jit refused; in a fresh process too (the pair jit then grad was reported
