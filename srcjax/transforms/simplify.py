@@ -17,7 +17,9 @@ control flow and the tape (``_tape.append``/``pop``) are never reordered:
 - folding (below) -> then the statement may become a copy, or dead.
 
 A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper (``pure_calls``);
-calls to other functions (forward halves that push on a tape) are kept.
+calls to other functions (forward halves that push on a tape) are kept. ``in_place`` is a check
+made while specializing (``simplify_syntax.checks``): pure only without ``alias=`` and where the
+new value provably has the array's shape and dtype.
 
 Folding must hold for *every* shape and dtype the function accepts (no example arguments are
 known), so each top-level value gets a symbolic description (:class:`Fact`), computed in one
