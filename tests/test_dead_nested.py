@@ -46,6 +46,24 @@ def test_unread_and_overwritten_stores_of_nested_functions_go():
     assert "hi_2 = hi + 1.0" in got and "hi = carry * 2.0" in got
 
 
+def test_an_in_place_check_in_a_nested_function_stays():
+    """(session 44) ``in_place(x, new, alias=)`` refuses while specializing (frontend/item_views.py), and
+    ``in_place(x, new)`` where ``new`` does not fit ``x`` (NumPy's error): an unread or overwritten one in a loop's
+    body is not dead (no shapes are known here; tests/test_simplify.py: the top-level twin)."""
+    got = _pass("""
+        def f(x, c):
+            def step(carry):
+                r = carry[0]
+                add = r + 1.0
+                r = in_place(r, add, alias="carry[0]")
+                s = in_place(r, add)
+                r = carry * 2.0
+                return r
+            return srcjax.lax.while_loop(cond, step, x)
+        """)
+    assert 'r = in_place(r, add, alias="carry[0]")' in got and "s = in_place(r, add)" in got, got
+
+
 def test_what_may_be_read_stays():
     text = """
         def f(x, c):

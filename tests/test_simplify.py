@@ -175,6 +175,30 @@ def test_common_subexpressions():
     assert "c = a + a" in out
 
 
+def test_an_in_place_check_is_kept_though_its_value_is_dead():
+    """(session 44) ``in_place(r, add, alias="t[0]")`` refuses while specializing where NumPy's change reaches ``t``
+    (frontend/item_views.py): big25's dead rebindings dropped ``r = in_place(...)`` (r unread after it) from grad's
+    and vmap's source, which then ran with the old ``m`` where NumPy's changed (tests/test_item_views.py's
+    row_of_a_view_then_add under vmap: silently the old value). ``in_place(y, new)`` refuses where ``new`` does not
+    fit ``y`` (NumPy's error for ``y += np.ones((2, 3))`` of a 3-vector ``y``, which grad and vmap then ran): dead
+    only where ``new`` provably has ``y``'s shape and dtype."""
+    text = """
+        def f(m):
+            t = m[1:]
+            r = t[0]
+            add = r + 1.0
+            r = in_place(r, add, alias="t[0]")
+            y = np.sin(m)
+            y = in_place(y, np.ones((2, 3)))
+            z = np.sin(m)
+            z = in_place(z, z * 2.0)
+            return m * 1.0
+    """
+    out = simplify_source(textwrap.dedent(text), {"in_place"})
+    assert 'r = in_place(r, add, alias="t[0]")' in out and "y = in_place(y, np.ones((2, 3)))" in out, out
+    assert "z =" not in out, out
+
+
 def test_no_cse_across_rebinding():
     out = simp("""
         def f(x):

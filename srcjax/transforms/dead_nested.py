@@ -4,7 +4,8 @@ a module's functions, and names bound once).
 Input and output: a module text of generated functions. A statement is deleted when
 
 - it binds one name with a pure expression (names, numbers, operators, subscripts, tuples, calls of ``np.*`` or
-  of ``pure_calls``: the helpers of :mod:`srcjax.adjoint` and :mod:`srcjax.batched`) and either nothing reads
+  of ``pure_calls``: the helpers of :mod:`srcjax.adjoint` and :mod:`srcjax.batched`, but not ``in_place``, a
+  check: ``simplify_syntax.checks``) and either nothing reads
   the name anywhere in its function (nested functions included; not at a module-level function's top level,
   which is :mod:`.simplify`'s): ``_i_1 = i`` in a loop body, ``w_bar = unbroadcast(...)`` in a loop of grad
   source; or the name is bound again later in its block before anything reads it, only simple statements
@@ -28,6 +29,7 @@ from typing import Any
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
 from ..frontend.ast_walk import walk_ast, walked
 from ..frontend.parsed import parse
+from .simplify_syntax import checks
 
 __all__ = ["drop_dead_nested"]
 
@@ -289,7 +291,7 @@ def _pure(e: ast.expr, pure_calls: frozenset[str]) -> bool:
         if isinstance(node, ast.Call):
             f = node.func
             if isinstance(f, ast.Name):
-                if f.id not in pure_calls:
+                if f.id not in pure_calls or checks(node):  # (no shapes known here: every in_place)
                     return False
             elif not (_np_path(f) and "random" not in ast.unparse(f)):
                 return False

@@ -17,7 +17,9 @@ control flow and the tape (``_tape.append``/``pop``) are never reordered:
 - folding (below) -> then the statement may become a copy, or dead.
 
 A call is pure when it calls ``np.*`` or a :mod:`srcjax.adjoint` helper (``pure_calls``);
-calls to other functions (forward halves that push on a tape) are kept.
+calls to other functions (forward halves that push on a tape) are kept. ``in_place`` is a check
+made while specializing (``simplify_syntax.checks``): pure only without ``alias=`` and where the
+new value provably has the array's shape and dtype.
 
 Folding must hold for *every* shape and dtype the function accepts (no example arguments are
 known), so each top-level value gets a symbolic description (:class:`Fact`), computed in one
@@ -94,6 +96,7 @@ from .simplify_syntax import (  # (simplify's own syntax helpers, in their own f
     _slice_delta,
     _slices_only,
     _value_reads,
+    checks,
 )
 
 _ATOM = 100
@@ -291,7 +294,7 @@ class _Function:
             elif kind is ast.AugAssign and type(n.target) is ast.Name:  # type: ignore[attr-defined]
                 reads.append(self._name(n.target.id))  # type: ignore[attr-defined]
             elif kind is ast.Call:
-                pure = pure and self._callee(n.func) is not None  # type: ignore[attr-defined]
+                pure = pure and self._callee(n.func) is not None and not checks(n)  # type: ignore[attr-defined,arg-type]
             elif kind in _BUILD_KINDS:
                 pure = False  # distinct objects each time: never merged or dropped
         name = node.id if isinstance(node, ast.Name) else None
@@ -513,7 +516,7 @@ class _Function:
 
     def _call(self, node: ast.Call, need: int) -> R:
         fname = self._callee(node.func)
-        if fname is None or any(isinstance(a, ast.Starred) for a in node.args):
+        if fname is None or any(isinstance(a, ast.Starred) for a in node.args) or checks(node) == 2:
             fr = self._generic(node.func) if not isinstance(node.func, ast.Name) else self.expr(node.func, _ATOM)
             rs = [self.expr(a, 1) if not isinstance(a, ast.Starred) else self._generic(a) for a in node.args]
             rs += [self.expr(k.value, 1) for k in node.keywords]
@@ -535,6 +538,8 @@ class _Function:
         fact = _fresh()
         fs = [r.fact for r in args]
         short = fname[3:] if fname.startswith("np.") else None
+        if fname == "in_place":  # (a check: pure where ``new`` provably has x's shape and dtype, so it passes)
+            pure = pure and len(fs) == 2 and fs[0].shape == fs[1].shape and fs[0].dtype == fs[1].dtype
         if fname in ("unbroadcast", "broadcast_like") and len(args) == 2 and not kws:
             g, x = fs
             if g.shape == x.shape and self._uncast(g, x):  # returns g itself

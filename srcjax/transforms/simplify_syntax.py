@@ -17,6 +17,19 @@ SHAPE_ARGS = {"unbroadcast": (1,), "broadcast_like": (1,), "expand_reduced": (1,
               "ones_like": (0,), "zeros_like": (0,)}
 
 
+def checks(call: ast.Call) -> int:
+    """Whether ``call`` is a check made while specializing, kept whether or not its value is read: 2 for
+    ``in_place(x, new, alias=...)`` (refused where NumPy's change reaches a value read later,
+    frontend/item_views.py), 1 for ``in_place(x, new)`` (refused where ``new`` does not fit ``x``'s shape or
+    dtype, as NumPy's ``x op= v``: dead only where the simplifier proves it fits), else 0. A dead ``r =
+    in_place(r, add, alias="t[0]")`` dropped ran where NumPy's ``t`` changes: the old value, silently;
+    frontend/functionalize.py keeps a branch holding one for the same reason."""
+    f = call.func
+    if f.__class__ is not ast.Name or f.id != "in_place":  # type: ignore[attr-defined]
+        return 0
+    return 2 if any(k.arg == "alias" for k in call.keywords) else 1
+
+
 def _binds(fdef: ast.FunctionDef) -> Counter[str]:
     """How many times each name is bound in ``fdef``: twice for a binding inside a loop or a
     nested scope (comprehension, lambda, def), so only names bound once at top level count 1."""
