@@ -30,10 +30,11 @@ tests whatever the data, as the bounded ``while`` costs ``max_iters`` iterations
 
 Only the loops reverse mode cannot keep inside the branch move: a ``for`` over ``range(...)`` or over an array's
 rows (a bounded ``while`` is one). A loop over a Python sequence (a list, tuple or dict display, a name bound to
-one, ``tree_leaves(...)``, ``d.items()``, a static value) unrolls inside the branch, as it did before this pass
-(``tree_map`` and ``np.block`` inside an ``if`` on data); it moves only when it holds a loop that moves. An ``if``
-that changes a Python container (``items.append(v)``, ``d[k] = v``) is left as it is: a flagged run cannot change a
-container made in another run, and the branch, kept whole, could (it runs, or is refused at the user's ``if``).
+one, ``tree_leaves(...)``, ``d.items()``, a module's tuple, a shape) unrolls inside the branch, as it did before
+this pass (``tree_map`` and ``np.block`` inside an ``if`` on data); it moves only when it holds a loop that moves
+(``np.arange(n)``'s rows move, as a range's). An ``if`` that changes a Python container (``items.append(v)``,
+``d[k] = v``) is left as it is: a flagged run cannot change a container made in another run, and the branch, kept
+whole, could (it runs, or is refused at the user's ``if``).
 """
 
 from __future__ import annotations
@@ -298,7 +299,6 @@ class _Hoister:
                 "the branch, is not supported yet", span=self.located(s),
                 hint="loop over an index range instead (`for i in range(n):`), or compute the sequence before the "
                      "`if`")
-
 
     def located(self, loop: cst.For) -> Span | None:
         """Where to say something about ``loop``: its line, else (a helper's loop, written out in the branch, or the
