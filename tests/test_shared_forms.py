@@ -94,3 +94,21 @@ def test_a_callee_named_otherwise_is_read_again(monkeypatch: Any) -> None:
     assert outer_g in read
     text = srcjax.source(srcjax.jit(first_other_then_outer))
     assert "def g_1(" in text, text
+
+
+def test_new_code_is_read_again() -> None:
+    """The same function object with new code (``f.__code__ = g.__code__``): read again (a shared form of the
+    old text ran the old code)."""
+    def f(x):
+        return x * 2.0
+
+    def g(x):
+        return x * 5.0
+
+    def caller(x):
+        return np.sum(f(x))
+
+    x = np.linspace(0.1, 1.0, 3)
+    np.testing.assert_allclose(np.asarray(srcjax.jit(f)(x)), x * 2.0)
+    f.__code__ = g.__code__
+    np.testing.assert_allclose(np.asarray(srcjax.grad(caller)(x)), np.full(3, 5.0))

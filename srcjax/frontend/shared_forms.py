@@ -10,7 +10,8 @@ normalized it again. A form is reused when the second reading would write the sa
   same name in the new program: already named so there, or its own unsuffixed name, free there (a
   suffixed name depended on the caller's locals: never reused);
 * nothing normalizing read has changed since (:func:`srcjax.reuse.unchanged`, as a transformed object is
-  reused), in the same generation of :func:`srcjax.reuse.forget` (each test starts with its own).
+  reused), nor the function's code, defaults or closure values (the same objects), in the same generation of
+  :func:`srcjax.reuse.forget` (each test starts with its own).
 
 The reused form's reads are noted again in the recordings open now (the level-2 cache's, ``reuse``'s), and its
 callees are named in the new program in the order the first reading named them (the same queue, so the same
@@ -32,9 +33,10 @@ from .resolve import LIBRARY_MODULES, unwrap
 
 HelperName = Callable[..., str]
 
-# fn -> (name, comprehension_loops) -> (form, what normalizing read, the names it asked for in order, generation)
-_FORMS: PerFunction[tuple[NormalizedFunction, warm_cache.Reads, tuple[tuple[Any, str], ...], int]] = \
-    PerFunction("normalized")
+# fn -> (name, comprehension_loops) -> (form, what normalizing read, the names it asked for in order, generation,
+# the function's code, defaults and closure values then)
+_Kept = tuple[NormalizedFunction, warm_cache.Reads, tuple[tuple[Any, str], ...], int, tuple[Any, ...]]
+_FORMS: PerFunction[_Kept] = PerFunction("normalized")
 
 
 def normalized(fn: Callable[..., Any], normalize: Callable[..., NormalizedFunction], helper_name: HelperName,
@@ -45,8 +47,8 @@ def normalized(fn: Callable[..., Any], normalize: Callable[..., NormalizedFuncti
     as ``program`` calls it), kept for the next program."""
     key = (name, comprehension_loops)
     hit = _FORMS.get(fn, key)
-    if hit is not None and _same(hit, named):
-        form, reads, asked, _ = hit
+    if hit is not None and _same(hit, named, _made_of(fn)):
+        form, reads, asked, _, _ = hit
         for callee, _ in asked:  # (named here as the first reading named them: the same queue of helpers)
             helper_name(callee)
         warm_cache.replay(reads)
@@ -62,17 +64,33 @@ def normalized(fn: Callable[..., Any], normalize: Callable[..., NormalizedFuncti
     with warm_cache.recording(reads):
         form = normalize(fn, naming, name, None, comprehension_loops)
     try:
-        _FORMS.set(fn, key, (form, reads, tuple(asked_now), reuse.generation()))
+        _FORMS.set(fn, key, (form, reads, tuple(asked_now), reuse.generation(), _made_of(fn)))
     except TypeError:  # (an unhashable callable: not kept)
         pass
     return form
 
 
-def _same(hit: tuple[NormalizedFunction, warm_cache.Reads, tuple[tuple[Any, str], ...], int],
-          named: dict[Callable[..., Any], str]) -> bool:
+def _made_of(fn: Callable[..., Any]) -> tuple[Any, ...]:
+    """What a function's text and values are read from: its code, defaults and closure values (``f.__code__ =
+    g.__code__``, a closure variable rebound: read again)."""
+    values = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            values.append(cell.cell_contents)
+        except ValueError:  # (an empty cell: a name bound later)
+            values.append(_EMPTY)
+    return (getattr(fn, "__code__", None), getattr(fn, "__defaults__", None), getattr(fn, "__kwdefaults__", None),
+            *values)
+
+
+_EMPTY = object()
+
+
+def _same(hit: _Kept, named: dict[Callable[..., Any], str], made_of: tuple[Any, ...]) -> bool:
     """Whether the kept form is what normalizing again for a program naming functions ``named`` would write."""
-    _, reads, asked, generation = hit
-    if generation != reuse.generation() or not reuse.unchanged(reads.seen):
+    _, reads, asked, generation, then = hit
+    if generation != reuse.generation() or len(then) != len(made_of) or \
+            any(a is not b for a, b in zip(then, made_of)) or not reuse.unchanged(reads.seen):
         return False
     taken = set(named.values())
     planned: dict[Any, str] = {}
