@@ -112,3 +112,20 @@ def test_new_code_is_read_again() -> None:
     np.testing.assert_allclose(np.asarray(srcjax.jit(f)(x)), x * 2.0)
     f.__code__ = g.__code__
     np.testing.assert_allclose(np.asarray(srcjax.grad(caller)(x)), np.full(3, 5.0))
+
+
+def test_a_closure_variable_rebound_is_read_again() -> None:
+    """A closure variable rebound after another program read the function: a program written after reads the
+    new value (was: the first read's, silently; read.read_function's cache kept the closure's values)."""
+    x = np.linspace(0.1, 1.0, 3)
+    scale = np.sin
+
+    def h(x):
+        return scale(x)
+
+    def h_caller(x):
+        return np.sum(h(x))
+
+    np.testing.assert_allclose(np.asarray(srcjax.jit(h)(x)), np.sin(x))
+    scale = np.cos  # noqa: F841 - (read by h)
+    np.testing.assert_allclose(np.asarray(srcjax.grad(h_caller)(x)), -np.sin(x), rtol=1e-12)
