@@ -170,6 +170,7 @@ class Compiled:
     _cpp_wait = False  # (the dispatcher comes once ml_dtypes is imported: cpp_budget.BUDGET)
     _by_position = 0  # (grad, value_and_grad: calls pass at least this many arguments by position; autodiff.py)
     _or_general: Any = None  # a transformation of a hessian: the same of its general form (general_hessian.py)
+    _shapes: dict[Any, tuple[list[Any], pytree.TreeDef, list[Any]]] | None = None  # (eval_shape's, by signature)
 
     def __init__(self, fn: Callable[..., Any], static_argnums: int | Sequence[int] = (),
                  static_argnames: str | Sequence[str] = (), device: str | None = None,
@@ -849,20 +850,31 @@ def eval_shape(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """Shapes and dtypes of ``fn``'s outputs, computed without running anything."""
     fn = star_args.for_args(fn, len(args))
     c = fn if isinstance(fn, Compiled) else _as_compiled(fn)
-    try:
-        values = c._bind(args, kwargs)
-        _, out_avals, tree, template = c._specialize(values)
-    except TranspileError as e:
-        other = general_hessian.instead(c, args, kwargs)
-        if other is not None:
-            return eval_shape(other, *args, **kwargs)
-        raise _clean(e) from None
+    # (asked again for the same arrays' signature: jacrev's first call asks twice, for the output's dtype and
+    # its structure, and each asking specialized the whole function; a Python scalar's value may matter: not kept)
+    key = None if kwargs else c._fast_key(args)
+    hit = c._shapes.get(key) if key is not None and c._shapes is not None else None
+    if hit is not None and reuse.unchanged(c._reads.seen):  # (nothing it read since changed: a global rebound)
+        out_avals, tree, template = hit
+    else:
+        try:
+            values = c._bind(args, kwargs)
+            _, out_avals, tree, template = c._specialize(values)
+        except TranspileError as e:
+            other = general_hessian.instead(c, args, kwargs)
+            if other is not None:
+                return eval_shape(other, *args, **kwargs)
+            raise _clean(e) from None
+        if key is not None and all(type(k) is tuple for k in key) and not c._static_all:
+            if c._shapes is None:
+                c._shapes = {}
+            c._shapes[key] = (out_avals, tree, template)
     it = iter(out_avals)
-    leaves = []
+    leaves: list[Any] = []
     for t in template:
         if t is None:
             a = next(it)
             leaves.append(ShapeDtypeStruct(a.shape, a.dtype))
         else:
-            leaves.append(t)
+            leaves.append(t.copy() if isinstance(t, np.ndarray) else t)  # (a kept static array: the caller's own)
     return pytree.unflatten(tree, leaves)

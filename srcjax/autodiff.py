@@ -161,8 +161,13 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     # (jvp_tangent: a Jacobian's array form calls it with a basis of the argument's tangents, which has the
     # argument's shape and dtype; `broadcast_like(x_dot[1:], sub)` is then x_dot[1:] itself)
     alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
-    anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
-    module_text = readable.readable_source(anf_text, pure, keep)
+    if kind.startswith(("jacfwd", "jacrev")) and "_loop" not in kind:
+        # (a Jacobian's batched form: jacobian_source's template, already one call per line with fresh names and
+        # nothing to fold, which the text passes gave back unchanged, parsing it three times)
+        anf_text = module_text = header + text
+    else:
+        anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
+        module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
     if halves is not None:

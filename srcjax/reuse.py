@@ -28,7 +28,7 @@ import numpy as np
 
 from .lifetimes import PerFunction
 
-__all__ = ["UNCHECKABLE", "fingerprint", "forget", "names_key", "reused", "unchanged"]
+__all__ = ["UNCHECKABLE", "fingerprint", "forget", "generation", "names_key", "reused", "unchanged"]
 
 MAX_BYTES = 1 << 20  # arrays compared by their bytes at each reuse up to this size
 MAX_ITEMS = 4096  # container elements compared at each reuse
@@ -165,6 +165,11 @@ def reused(fn: Any, kind: str, options: Any, make: Callable[[], Any]) -> Any:
     if defaults is not UNCHECKABLE:
         _TRANSFORMED.set(fn, key, (obj, defaults, _GENERATION[0]))
     return obj
+
+
+def generation() -> int:
+    """The generation of reused objects now (:func:`forget` starts a new one)."""
+    return _GENERATION[0]
 
 
 def forget() -> None:

@@ -100,6 +100,12 @@ def recording(reads: Reads) -> Iterator[Reads]:
         stack.pop()
 
 
+def replay(reads: Reads) -> None:
+    """Note ``reads`` again in every recording open now (a result of the front end's reused: what reading it read)."""
+    for r in getattr(_LOCAL, "stack", None) or ():
+        r.merge(reads)
+
+
 def current() -> Reads | None:
     """The innermost recording open now (None: none): what a reader that remembers a lookup checks is still
     the one its reads were noted into (``Resolver.static_value``)."""

@@ -21,7 +21,7 @@ import libcst as cst
 
 from .. import warm_cache
 from ..core import Span, TranspileError
-from . import bound_helpers, imported_names, library_cache, shadowing
+from . import bound_helpers, imported_names, library_cache, shadowing, shared_forms
 from .ast_walk import walk_ast
 from .functionalize import functionalize
 from .normalize import NormalizedFunction, normalize
@@ -137,10 +137,14 @@ class Program:
             if nf is not None:
                 _keep_library_form(fn, nf)
         if nf is None:
-            with unchecked_nodes() if is_generated(fn) else nullcontext():  # (srcjax's text: valid nodes)
-                nf = normalize(fn, self.helper_name, name,
-                               self.bindings if fn is self.entry_fn else bound_helpers.bound_names(fn),
-                               self.comprehension_loops and not library)
+            bindings = self.bindings if fn is self.entry_fn else bound_helpers.bound_names(fn)
+            if bindings is None and getattr(fn, "__module__", "") not in LIBRARY_MODULES and not is_generated(fn):
+                # (a user function: its form shared by the programs that read it alike, shared_forms.py)
+                nf = shared_forms.normalized(fn, normalize, self.helper_name, self.by_fn, name,
+                                                self.comprehension_loops)
+            else:
+                with unchecked_nodes() if is_generated(fn) else nullcontext():  # (srcjax's text: valid nodes)
+                    nf = normalize(fn, self.helper_name, name, bindings, self.comprehension_loops and not library)
             if library and all(self.by_fn.get(c) == c.__name__ for c in nf.calls):
                 # (kept only when it calls the helpers by their own names: not `zeros_like_1` because a
                 # user function of this program is called `zeros_like`)

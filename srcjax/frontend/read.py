@@ -129,6 +129,15 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     key = (code, id(fn.__globals__))  # (the function's own: a slot copied from another names another code)
     hit = _CACHE.get(fn, key)
     if hit is not None and hit.fn is fn:
+        if fn.__closure__ and not _same_closure(fn, hit.closure):
+            # (a closure variable rebound since: read with the values now, as a first read would; the text's
+            # parse is the same. Was: the first read's values, a silent wrong answer for every program written
+            # after, `scale = np.cos` read as the `np.sin` it was when another program read the function)
+            built = hit.__dict__.get("_built_names")
+            hit = dataclasses.replace(hit, closure=_closure(fn))
+            if built is not None:
+                hit.__dict__["_built_names"] = built
+            _CACHE.set(fn, key, hit)
         warm_cache.note_file(hit.filename)
         return hit
     if fn.__name__ == "<lambda>":
@@ -396,6 +405,23 @@ def function_name(fn: Callable[..., Any]) -> str:
     if fn.__name__ != "<lambda>":
         return fn.__name__
     return read_function(fn).name
+
+
+def _same_closure(fn: Callable[..., Any], closure: dict[str, Any]) -> bool:
+    """Whether ``fn``'s closure cells hold the values ``closure`` was read with (the same objects)."""
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            value = cell.cell_contents
+        except ValueError:  # empty cell (defined later)
+            if name in closure:
+                return False
+            continue
+        if closure.get(name, _UNREAD) is not value:
+            return False
+    return True
+
+
+_UNREAD: Any = object()
 
 
 def _closure(fn: Callable[..., Any]) -> dict[str, Any]:
