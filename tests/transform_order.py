@@ -42,11 +42,19 @@ def outcome(run: Any) -> list[Any]:
     try:
         got = run()
     except srcjax.TranspileError as e:
-        first = str(e).splitlines()[0] if str(e) else ""
-        return ["refused", type(e).__name__, re.sub(r"#\d+", "#", first)]
+        return ["refused", type(e).__name__, _same_text(str(e).splitlines()[0] if str(e) else "")]
     except Exception as e:  # noqa: BLE001 - (reported, compared)
-        return ["crash", type(e).__name__, re.sub(r"#\d+|0x[0-9a-f]+", "#", str(e))[:300]]
+        return ["crash", type(e).__name__, _same_text(str(e))[:300]]
     return ["value", [_leaf(x) for x in srcjax.tree_util.tree_leaves(got)]]
+
+
+def _same_text(text: str) -> str:
+    """``text`` without what differs between processes: generated files' counters (``<srcjax.grad of f #3>``),
+    addresses, directories (a corpus's temporary one) and the numbers of a corpus's check files (numbered in the
+    order a process first wrote them: ``hunt25_check_2.py``)."""
+    text = re.sub(r"#\d+|0x[0-9a-f]+", "#", text)
+    text = re.sub(r"(?:[\w.+-]*/)+([\w.+-]+\.py)", r"\1", text)
+    return re.sub(r"_check_\d+\.py", "_check_N.py", text)
 
 
 def _views_step(fn_name: str, transform: str) -> Any:
