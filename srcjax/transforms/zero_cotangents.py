@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
+from .. import adjoint as _adjoint
 from ..frontend.names import code, names_in, target_names
 from .anf import DifferentiationError, tuple_target_code
 
@@ -64,6 +65,9 @@ def _flows(body: Sequence[Any], out: list[tuple[set[str], set[str]]], pure: Call
     for s in body:
         if isinstance(s, cst.SimpleStatementLine):
             for small in s.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                        _paired(small.targets[0].target, small.value, out):
+                    continue  # (`a, (b, c) = x, (y, z)`: each part's cotangent to its own only)
                 if isinstance(small, cst.Assign):
                     targets = {n for t in small.targets for n in names_in(t.target)}
                     bound = {n for t in small.targets for n in target_names(t.target)}  # (`a[i] = v`: a read too)
@@ -91,6 +95,29 @@ def _flows(body: Sequence[Any], out: list[tuple[set[str], set[str]]], pure: Call
                 return False
         else:
             return False
+    return True
+
+
+def _paired(target: cst.BaseExpression, value: cst.BaseExpression, out: list[tuple[set[str], set[str]]]) -> bool:
+    """The flows of ``a, (b, c) = x, (y, z)``, part by part, into ``out``; False (none added) unless the target and
+    the value are displays of one shape down to names (value leaves: names or literals)."""
+    def pairs(t: cst.BaseExpression, e: cst.BaseExpression, acc: list[tuple[set[str], set[str]]]) -> bool:
+        if isinstance(t, cst.Name):
+            acc.append(({t.value}, set(names_in(e))))
+            return isinstance(e, (cst.Name, cst.Integer, cst.Float, cst.SimpleString)) or \
+                isinstance(e, (cst.Tuple, cst.List)) and not names_in(e)
+        if not isinstance(t, (cst.Tuple, cst.List)) or not isinstance(e, (cst.Tuple, cst.List)) or \
+                len(t.elements) != len(e.elements) or \
+                any(isinstance(x, cst.StarredElement) for x in (*t.elements, *e.elements)):
+            return False
+        return all(pairs(a.value, b.value, acc) for a, b in zip(t.elements, e.elements))
+
+    if not isinstance(target, (cst.Tuple, cst.List)):
+        return False
+    acc: list[tuple[set[str], set[str]]] = []
+    if not pairs(target, value, acc):
+        return False
+    out += acc
     return True
 
 
@@ -125,7 +152,7 @@ def _target_parts(target: cst.BaseExpression, live: set[str], path: Path, out: s
 
 
 def _read_parts(t: str, body: Sequence[Any], live: set[str], returned: set[str],
-                seen: frozenset[str] = frozenset()) -> set[Path] | None:
+                seen: frozenset[str] = frozenset(), zeros: bool = True) -> set[Path] | None:
     """The paths ``K`` of the reads ``u = t[K]`` (u live) of the name ``t``, and deeper where ``u`` is read the same
     way (``t[0][1]``); None where ``t`` is returned or read any other way (then all of it may get a cotangent)."""
     if t in returned or t in seen:
@@ -146,14 +173,35 @@ def _read_parts(t: str, body: Sequence[Any], live: set[str], returned: set[str],
                 if not any(n in live for n in targets):
                     continue
                 u = s.targets[0].target
-                deeper = _read_parts(u.value, body, live, returned, seen | {t}) \
+                deeper = _read_parts(u.value, body, live, returned, seen | {t}, zeros) \
                     if len(s.targets) == 1 and isinstance(u, cst.Name) else None
                 out |= {(k,)} if deeper is None else {(k, *p) for p in deeper}
                 continue
-        reads = names_in(s.value) if isinstance(s, cst.Assign) else names_in(s)
-        if t in reads:
+        if t in _reads(s.value if isinstance(s, cst.Assign) else s, zeros):
             return None
     return out
+
+
+def _reads(node: cst.CSTNode, zeros: bool) -> set[str]:
+    """The names ``node`` reads, less those read only for a zero's shape (``index_add(zeros_like(r), "y", g)``, the
+    adjoint of ``r["y"]``: no cotangent reaches ``r`` through it, so its other parts stay zeros) where ``zeros``
+    (``zeros_like`` is srcjax's, not a user's function)."""
+    if not zeros:
+        return set(names_in(node))
+    finder = _NotInZeros()
+    node.visit(finder)
+    return finder.names
+
+
+class _NotInZeros(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Call(self, node: cst.Call) -> bool:
+        return not (isinstance(node.func, cst.Name) and node.func.value == "zeros_like")
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.add(node.value)
 
 
 def _statements(body: Sequence[Any]) -> list[Any]:
@@ -202,13 +250,15 @@ class CallParts:
         if live is None:
             return out
         returned = set(names_in(ret)) if ret is not None else set()  # (a name returned: all of it)
+        user = v.program.functions.get("zeros_like")  # (srcjax.adjoint's: no derivative; not a user's function)
+        zeros = user is None or getattr(user, "fn", None) is _adjoint.zeros_like
         for s in _statements(v.body):
             if isinstance(s, cst.Assign) and len(s.targets) == 1 and isinstance(s.targets[0].target, cst.Name) and \
                     isinstance(s.value, (cst.Tuple, cst.List, cst.Dict)) and _elements(s.value):
                 # `t = (a, b)`, `r = {"a": a, "b": b}` read as `t[1]`, `r["b"]`: a's part gets none (was `t_bar[0]`,
                 # zeros, into `a = np.sqrt(...)`'s derivative: 0 * inf)
                 name = s.targets[0].target.value
-                found = _read_parts(name, v.body, live, returned) if name in live else set()
+                found = _read_parts(name, v.body, live, returned, zeros=zeros) if name in live else set()
                 out[id(v.act.op(s.value))] = None if found is None else _placed(s.value, found)
             if not isinstance(s, cst.Assign) or not isinstance(s.value, cst.Call) or len(s.targets) != 1:
                 continue
@@ -218,7 +268,8 @@ class CallParts:
             target = s.targets[0].target
             parts: set[Path] | None = set()
             if isinstance(target, cst.Name):
-                parts = _read_parts(target.value, v.body, live, returned) if target.value in live else set()
+                parts = _read_parts(target.value, v.body, live, returned, zeros=zeros) if target.value in live \
+                    else set()
             elif not _target_parts(target, live, (), parts):  # type: ignore[arg-type]
                 parts = None
             out[id(op)] = None if parts is None else frozenset(parts)
@@ -390,6 +441,10 @@ def _pack_parts(v: VJP, target: cst.BaseExpression, value: cst.BaseExpression, h
     if isinstance(target, cst.Name):
         if target.value in had:
             v.element_adjoint(value, v.bname(target.value), lines, pad, defined)
+        elif isinstance(value, cst.Name) and value.value in v.act.active and v.call_parts.may_get_one(value.value):
+            # (a name a cotangent may reach elsewhere, a loop's carry: its zeros here, shaped like the target, which
+            # needs no old value restored, as before)
+            v.element_adjoint(value, f"zeros_like({target.value})", lines, pad, defined)
         return
     if isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
             len(target.elements) == len(value.elements) and not any(
