@@ -415,3 +415,18 @@ def test_random_helpers_reverse_over_reverse_agree_with_jax(seed: int, tmp_path:
     finite = np.isfinite(want)
     np.testing.assert_allclose(got[finite], want[finite], rtol=1e-9, atol=1e-10, err_msg=src)
     assert not np.isfinite(got[~finite]).any(), src
+
+
+def _with_none(x: Any) -> Any:
+    return (x * 2.0, None)
+
+
+def test_the_tangent_of_a_none_part_is_none_as_jax() -> None:
+    """Forward mode writes ``None`` for a literal ``None``'s tangent (the backward half's ``(None, y_bar)`` under
+    hessian stays readable); it was ``zeros_like(None)``, a 0-d zero where jax has None."""
+    t = np.ones(2)
+    _, tangent = srcjax.jvp(_with_none, (X[:2],), (t,))
+    _, want = jax.jvp(_with_none, (jnp.asarray(X[:2]),), (jnp.asarray(t),))
+    assert want[1] is None and tangent[1] is None
+    np.testing.assert_allclose(np.asarray(tangent[0]), np.asarray(want[0]))
+    assert "zeros_like(None)" not in srcjax.source(srcjax.hessian(_in_a_loop))
