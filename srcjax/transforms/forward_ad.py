@@ -330,7 +330,7 @@ class JVP:
         self.small(then, lines, ind, defined)
 
     def tangent_expr(self, node: cst.BaseExpression | None, defined: set[str]) -> str:
-        if node is None:
+        if node is None or isinstance(node, cst.Name) and node.value == "None":  # (`(None, y_bar)`: a zero part's)
             return "None"
         if isinstance(node, cst.Name):
             t = self.tangent_of(node.value, defined)

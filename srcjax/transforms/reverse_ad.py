@@ -101,6 +101,7 @@ class VJP:
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
         self.call_parts = zero_cotangents.CallParts(self)  # per helper call: its result's parts with a cotangent
+        self.tape_zeros = zero_cotangents.TapeZeros(self.body)  # per tape append: its elements' zero cotangents
         self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
         self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
         self.first_reads = first_reads(self.body)
@@ -372,8 +373,8 @@ class VJP:
                 items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
                 pre: list[str] = []
                 carried = upward_exposed(s.body.body)  # read before the body assigns them: loop-carried
-                for v in sorted(touched - defined - items):  # (items are rebound every iteration)
-                    if v not in local or v in self.params or v in carried:
+                for v in sorted(touched - defined - items):  # (items: rebound every iteration; no bar: 0 * inf)
+                    if (v not in local or v in self.params or v in carried) and self.call_parts.may_get_one(v):
                         pre.append(f"{pad}{self.bname(v)} = zeros_like({v})")
                         inner.add(v)
                 start = set(inner)
@@ -461,6 +462,7 @@ class VJP:
                 if (lst := code(call.func.value)) in self.act.active:
                     self.cotangent_list(lst, lines, pad, defined)
                     lines.append(f"{pad}{self.bname(lst)}.append(None)")
+                    self.tape_zeros.record(lst, s, None, set())
                 return
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
                 lst = code(call.func.value)
@@ -481,6 +483,9 @@ class VJP:
                         all(isinstance(e, (cst.Element, cst.DictElement)) for e in node.elements):
                     # `_tape.append((a, b,))` (derivative code), `items.append([v, w])`, `items.append((v, (w, u)))`:
                     # the popped cotangent's items into each element, nested displays too
+                    skip = self.tape_zeros.zero_items(lst, len(node.elements)) if not isinstance(node, cst.Dict) else ()
+                    node = node.with_changes(elements=[e.with_changes(value=cst.Name("None")) if k in skip else e
+                                                       for k, e in enumerate(node.elements)])  # (zeros: none)
                     if not set(names_in(node)) & self.act.active:
                         lines.append(f"{pad}{lb}.pop()")
                     elif len(node.elements) == 1 and isinstance(node.elements[0].value, cst.Name):
@@ -490,9 +495,9 @@ class VJP:
                         lines.append(f"{pad}{row} = {lb}.pop()")
                         ints = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
                         self.element_adjoint(node, row, lines, pad, defined, bool(set(names_in(node)) & ints))
-                elif arg in self.act.active:
+                elif arg in self.act.active and not self.tape_zeros.all_zero(lst):  # (a zero at every pop: none)
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
-                elif set(names_in(node)) & self.act.active:  # (normalization names what it appends: not reached)
+                elif set(names_in(node)) & self.act.active and arg not in self.act.active:  # (ANF names it: unmet)
                     raise DifferentiationError(f"cannot differentiate through `{lst}.append({arg})` yet",
                                                hint=f"name the appended value first: item = {arg}; "
                                                     f"{lst}.append(item)")
@@ -515,10 +520,10 @@ class VJP:
                 self.cotangent_list(op.callee, lines, pad, defined)
                 zeros = tuple_target_code(target, lambda n: f"zeros_like({n})")
                 lines.append(f"{pad}{self.bname(op.callee)}.append({zeros})")
+                self.tape_zeros.record(op.callee, s, target, set())
             for n in reversed(restore):  # the last pushed comes off the tape first
                 lines.append(f"{pad}{n} = {old[n]}")
-            for n in names:
-                defined.discard(n)
+            defined -= set(names)
             return
         if op.kind == "custom":
             custom_rules.adjoint(self, s, op, [(n, old[n]) for n in reversed(restore)], lines, pad, defined)
@@ -539,16 +544,14 @@ class VJP:
             gexpr = tuple_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         else:
             gexpr = "(" + ", ".join(self.bname(n) if n in defined else f"zeros_like({n})" for n in names) + ",)"
+        if taped and not isinstance(target, cst.Name):  # `d, y = f(x)`: `(None, y_bar)` where f's half reads no d
+            gexpr = zero_cotangents.call_cotangent(self, op, target, defined) or gexpr
         rows = not isinstance(target, cst.Name) and array_result(op, self.program)
         if rows:  # `lo, hi = np.percentile(x, [5, 95])`: rows of one array
             gexpr = stacked_target_code(target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
         elif op.kind == "prim" and isinstance(target, (cst.Tuple, cst.List)) and op.prim is not None and \
                 op.prim.result_kind(op.args) == "any":  # `x0, y0 = p[0]`: an array's rows, or a tuple's items
             gexpr = f"pack_like({code(s.value)}, {gexpr})"
-        parts = None  # `a, b = c, d`: each element's cotangent
-        if op.kind == "pack" and isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == len(op.elements):
-            parts = [tuple_target_code(e.value, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
-                     for e in target.elements]
         out_ref = stacked_target_code(target, str) if rows else tcode  # (`w, x = q / s`: `out` is one array)
         if restore:
             if not taped and reads_target:
@@ -570,8 +573,8 @@ class VJP:
             gsave = self.names.fresh(f"{tcode}_bar_out")
             lines.append(f"{pad}{gsave} = {gexpr}")
             gexpr = gsave
-        for n in names:
-            defined.discard(n)
+        had = {n for n in names if n in defined}  # (what the targets had: a tape pop's zeros, a pack's parts)
+        defined -= set(names)
         if op.kind == "prim":
             self.prim_adjoint(op, out_ref, gexpr, lines, pad, defined)
         elif op.kind == "copy":
@@ -592,19 +595,12 @@ class VJP:
         elif op.kind == "convert" and op.operands["x"] in self.act.active:  # tuple(items)
             src = op.operands["x"]
             self.accumulate(src, f"pack_like({src}, {gexpr})", lines, pad, defined)
-        elif op.kind == "pack":
-            if set(op.elements) & set(names):  # `p, q = q, p`: every part read before any is replaced
-                saved = self.names.fresh("parts_bar")
-                value = f"({', '.join(parts)},)" if parts is not None else gexpr
-                lines.append(f"{pad}{saved} = {value}")
-                parts = [f"{saved}[{k}]" for k in range(len(op.elements))]
-            assert isinstance(s.value, (cst.Tuple, cst.List))
-            for k, el in enumerate(s.value.elements):
-                part = parts[k] if parts is not None else f"{gexpr}[{k}]"
-                self.element_adjoint(el.value, part, lines, pad, defined)
+        elif op.kind == "pack":  # (each part its own cotangent, none where a target has none)
+            zero_cotangents.pack_adjoint(self, s, op, target, gexpr, had, lines, pad, defined)
         elif op.kind == "tape_pop":
             self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
+            self.tape_zeros.record(op.callee, s, target, had)  # type: ignore[arg-type]
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in reversed(restore):
@@ -636,9 +632,10 @@ class VJP:
 
     def container_adjoint(self, op: Op, g: str, lines: list[str], pad: str, defined: set[str]) -> None:
         """Cotangents of a dict literal's values, of ``p`` in ``p.w``, of tree_add's and pack_like's operands."""
-        if op.kind == "dict":
+        if op.kind == "dict":  # (a value whose key is never read: none)
             for k, e in zip(op.keys, op.elements):
-                self.element_adjoint(parse_expression(e), f"{g}[{k}]", lines, pad, defined)
+                if not zero_cotangents.unread(self, op, parse_expression(k)):
+                    self.element_adjoint(parse_expression(e), f"{g}[{k}]", lines, pad, defined)
         elif op.kind == "getattr":
             x = op.operands["x"]
             if x in self.act.active:
