@@ -705,3 +705,52 @@ def test_vjp_of_vmap_of_hessian_seed_1044(tmp_path: pathlib.Path) -> None:
     """Was a silent wrong answer (up to 2% off jax): the tangent tape of the Hessian's helper halves written out
     through a copy; test_vjp_of_a_hessian_through_a_helper keeps the small case in the default tier."""
     _check(1044, tmp_path)
+
+
+def _flip_and_scale(x: Any, y: Any) -> Any:
+    s = y * 0.5
+    for i in range(3):
+        if x[i] > 0.0:
+            s = s * -0.7 + np.sin(x[i])
+        else:
+            s = np.tanh(s) - 0.1 * x[i]
+    k = np.argmax(s) % 2
+    w = s.copy()
+    w[k] *= -0.7
+    return np.tanh(np.sum(w * w)) * x
+
+
+def _jacobian_in_y(x: Any, y: Any) -> Any:
+    return srcjax.jacrev(_flip_and_scale, argnums=1)(x, y)
+
+
+def _jacrev_pulled_back(x: Any, y: Any) -> Any:
+    out, back = srcjax.vjp(_jacobian_in_y, x, y)
+    return back(np.ones_like(out))[1]
+
+
+def test_vmap_of_vjp_of_jacrev_keeps_popped_flags_static() -> None:
+    """``vmap(vjp(jacrev(f)))`` of a ``for`` with an ``if`` on data and an index write (seed 1816): the index write's
+    cotangent tape pushed a value whole, which turned the tape slot rule off for the program, so the Jacobian's
+    backward half popped its flag ``by_leaves_1`` (``by_leaves(out)``, static) batched and took ``if by_leaves_1:``
+    for a test on data: "reverse mode through a loop inside an `if` on array data"; with the ``if`` kept, a batch
+    size popped batched became a shape computed from data. Values the pushes prove static stay as pushed
+    (transforms/batch_popped.py). Against jax (an example at a time) and the generated source under NumPy."""
+    rng = np.random.default_rng(1)
+    x, y = rng.standard_normal((N_BATCH, 3)), rng.standard_normal((N_BATCH, 3))
+
+    def twin(a: Any, b: Any) -> Any:
+        s = b * 0.5
+        for i in range(3):
+            s = jnp.where(a[i] > 0.0, s * -0.7 + jnp.sin(a[i]), jnp.tanh(s) - 0.1 * a[i])
+        w = s.at[jnp.argmax(s) % 2].multiply(-0.7)
+        return jnp.tanh(jnp.sum(w * w)) * a
+
+    def pulled(a: Any, b: Any) -> Any:
+        out, back = jax.vjp(jax.jacrev(twin, argnums=1), a, b)
+        return back(jnp.ones_like(out))[1]
+
+    g = srcjax.vmap(_jacrev_pulled_back)
+    want = _ref_vmap(pulled)(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
