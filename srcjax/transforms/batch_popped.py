@@ -125,7 +125,7 @@ def _handed_to_cotangent(call: cst.Call, functions: Mapping[str, NormalizedFunct
     return True
 
 
-_SCALAR_CALLS = frozenset({"by_leaves", "is_tree", "batch_size_of", "len", "np.size", "np.ndim"})
+_SCALAR_CALLS = frozenset({"by_leaves", "is_tree", "batch_size_of", "np.size", "np.ndim"})
 """Queries of shapes and structure: a Python bool or int, the same in every example, whatever they read."""
 
 
