@@ -57,6 +57,9 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # tests/test_grad_of_jacrev_branches.py, strict xfails
     "in a derivative of a derivative a helper of the inner one) is not supported yet",
     "a derivative of a derivative: a helper of the inner one checks values inside the branch",
+    # vmap of a derivative of a derivative whose tape vmap batches whole, where a value the tape restores is needed
+    # static and no push proves it (seed 1411): test_vmap_of_vjp_of_hessian_refused_at_the_users_function
+    "vmap of a derivative of a derivative whose tape vmap batches whole",
 )
 
 # Internal errors met and not fixed yet, each with a strict xfail below (none now: vmap(vjp(vmap(f))) through an index
@@ -754,3 +757,78 @@ def test_vmap_of_vjp_of_jacrev_keeps_popped_flags_static() -> None:
     want = _ref_vmap(pulled)(x, y)
     _agree(g(x, y), want, "called from Python", 1e-12)
     _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
+
+
+def _settle_and_write(x: Any, y: Any) -> Any:
+    s = y * 0.5
+    for i in range(3):
+        s = np.tanh(s) * 0.3 + np.sin(x[i])
+    k = np.argmax(y) % 3
+    w = s.copy()
+    w[:, k] = w[:, k] * 0.5 + 1.0
+    return np.sum(w * w) + np.mean(x)
+
+
+def _jacobian_in_x(x: Any, y: Any) -> Any:
+    return srcjax.jacrev(_settle_and_write, argnums=0)(x, y)
+
+
+def _jacobian_of_jacobian(x: Any, y: Any) -> Any:
+    return srcjax.jacrev(_jacobian_in_x, argnums=1)(x, y)
+
+
+def test_vmap_of_jacrev_of_jacrev_keeps_popped_loop_items_static() -> None:
+    """``vmap(jacrev(jacrev(f)))`` of a ``for`` and an index write at a data key (seed 1677): with the tape slot
+    rule off, the forward half's loop items (``list(reversed(range(3)))``), slices and sizes (``shape[1]``) were
+    popped batched (only a flag or a size call was proved static), so the index write's key in the adjoint loop
+    became batched: "vmap: cannot batch 'item_key(key, flags)'", an internal error in srcjax's generated source.
+    A position every push fills with a value the pushing function's binding-time analysis finds static stays as
+    pushed, whatever its form (transforms/batch_popped.py). Against jax (an example at a time) and the generated
+    source under NumPy."""
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((N_BATCH, 3)), rng.standard_normal((N_BATCH, 2, 3))
+
+    def twin(a: Any, b: Any) -> Any:
+        s = b * 0.5
+        for i in range(3):
+            s = jnp.tanh(s) * 0.3 + jnp.sin(a[i])
+        k = jnp.argmax(b) % 3
+        w = s.at[:, k].set(s[:, k] * 0.5 + 1.0)
+        return jnp.sum(w * w) + jnp.mean(a)
+
+    g = srcjax.vmap(_jacobian_of_jacobian)
+    want = _ref_vmap(jax.jacrev(jax.jacrev(twin, argnums=0), argnums=1))(x, y)
+    _agree(g(x, y), want, "called from Python", 1e-12)
+    _agree(srcjax.numpy_function(g)(x, y), want, "the generated source under NumPy", 1e-12)
+
+
+def _max_and_write(x: Any, y: Any) -> Any:
+    v = np.maximum(x, y)
+    k = np.argmax(y) % 3
+    w = v.copy()
+    w[:, k] = w[:, k] * 0.5 + 1.0
+    return np.sum(w * w) + 0.5 * np.mean(x)
+
+
+def _hessian_in_x(x: Any, y: Any) -> Any:
+    return srcjax.hessian(_max_and_write, argnums=0)(x, y)
+
+
+def _hessian_pulled_back(x: Any, y: Any) -> Any:
+    out, back = srcjax.vjp(_hessian_in_x, x, y)
+    return back(np.ones_like(out))[0]
+
+
+def test_vmap_of_vjp_of_hessian_refused_at_the_users_function() -> None:
+    """``vmap(vjp(hessian(f)))`` of an index write at a data key (seed 1411): with the tape slot rule off, an axis
+    a helper of the index write computes from its own parameter and saves (``batch_axis(source, x)``) is popped
+    batched and then needed the same for every example; no push proves it static. Was that error, located in
+    srcjax's own ``batch_sums.py`` or generated source (an internal error); now the refusal, at the function vmap
+    was given, with a hint."""
+    x, y = np.array([0.3, -0.2, 0.5]), np.random.default_rng(3).standard_normal((2, 3, 2))
+    with pytest.raises(srcjax.TranspileError, match="vmap of a derivative of a derivative whose tape") as info:
+        srcjax.vmap(_hessian_pulled_back, in_axes=(None, -1))(x, y)
+    span = info.value.span
+    assert span is not None and span.filename == __file__, str(info.value)
+    assert span.line == _hessian_pulled_back.__code__.co_firstlineno, str(info.value)
+    assert info.value.hint and "forward mode" in info.value.hint

@@ -154,9 +154,8 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
         if elems is not None and slots.opaque:  # (a flag or a size proved static stays as pushed: batch_popped)
             keep = batch_popped.static_positions(w, lst, len(elems))
             if keep:
-                # (a static value vmap broadcast all the same, `forced`: every row is that value, its first)
-                parts = [(f"batch_static({code(e)})" if any_batched(w.value_state(e)) else code(e)) if i in keep
-                         else w.convert(code(e), w.value_state(e), True) for i, e in enumerate(elems)]
+                parts = [batch_popped.kept(w, e, keep[i]) if i in keep else w.convert(code(e), w.value_state(e), True)
+                         for i, e in enumerate(elems)]
                 return "(" + ", ".join(parts) + ("," if len(elems) == 1 else "") + ")"
         return w.convert(code(value), state, True)
     elems = [value] if elems is None else elems
