@@ -810,12 +810,12 @@ def _max_and_write(x: Any, y: Any) -> Any:
     return np.sum(w * w) + 0.5 * np.mean(x)
 
 
-def _hessian_in_x(x: Any, y: Any) -> Any:
+def _hessian_of_a_write(x: Any, y: Any) -> Any:
     return srcjax.hessian(_max_and_write, argnums=0)(x, y)
 
 
-def _hessian_pulled_back(x: Any, y: Any) -> Any:
-    out, back = srcjax.vjp(_hessian_in_x, x, y)
+def _hessian_of_a_write_pulled_back(x: Any, y: Any) -> Any:
+    out, back = srcjax.vjp(_hessian_of_a_write, x, y)
     return back(np.ones_like(out))[0]
 
 
@@ -827,8 +827,8 @@ def test_vmap_of_vjp_of_hessian_refused_at_the_users_function() -> None:
     was given, with a hint."""
     x, y = np.array([0.3, -0.2, 0.5]), np.random.default_rng(3).standard_normal((2, 3, 2))
     with pytest.raises(srcjax.TranspileError, match="vmap of a derivative of a derivative whose tape") as info:
-        srcjax.vmap(_hessian_pulled_back, in_axes=(None, -1))(x, y)
+        srcjax.vmap(_hessian_of_a_write_pulled_back, in_axes=(None, -1))(x, y)
     span = info.value.span
     assert span is not None and span.filename == __file__, str(info.value)
-    assert span.line == _hessian_pulled_back.__code__.co_firstlineno, str(info.value)
+    assert span.line == _hessian_of_a_write_pulled_back.__code__.co_firstlineno, str(info.value)
     assert info.value.hint and "forward mode" in info.value.hint
