@@ -33,7 +33,7 @@ from .gc_pause import pausing
 from .generated import exec_generated, load_module
 from .left_out import filled
 from .lifetimes import PerFunction
-from .transforms import batch_errors, batch_tapes
+from .transforms import batch_errors, batch_popped, batch_tapes
 from .transforms.anf import ADJOINT_IMPORTS
 from .transforms.batch import (
     BATCHED_IMPORTS,
@@ -296,6 +296,10 @@ def _batched_source(c: Compiled, prog: Program, fn: Callable[..., Any], in_axes:
             if e.function != prog.entry.name:
                 raise
             b.data_names.setdefault(e.function, set()).update(e.names)
+        except ComprehensionBatchingError:
+            raise
+        except BatchingError as e:  # (a value restored from a tape batched whole, needed static: refused)
+            raise batch_popped.unproved(e, b.tape_slots) from None
         except batch_tapes.Relearn as e:  # a tape's slots found batched after a pop read them: all again
             data_names = b.data_names
             b = Batcher(prog)

@@ -35,6 +35,8 @@ import libcst as cst
 
 from ..adjoint import is_saved_list_name
 from ..frontend.names import code, walk
+from . import batch_popped
+from .batch_popped import single_kind
 from .batch_state import Repeated, Stack, State, Tree, any_batched, join
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,13 +72,6 @@ SINGLE = -1
 into one name (``y = _tape.pop()``): reverse mode saves and restores such a value in that form at both ends,
 and pushes every other row of a tape as a tuple literal popped into as many names (``reverse_ad``), so on a
 tape or a tangent tape (:func:`single_kind`) a pop into one name pops a value pushed whole."""
-
-
-def single_kind(lst: str) -> bool:
-    """Whether a value pushed whole on ``lst`` is popped into one name, and nothing else is: a tape and its
-    tangent tapes (``_tape``, ``_tape_1``, ``_tape_dot``), not a cotangent tape (``_tape_bar``: the adjoint
-    of a tuple push pops the tuple of cotangents into one name, ``saved_bar = _tape_bar.pop()``)."""
-    return is_saved_list_name(lst) and "_bar" not in lst
 
 
 _HALF = re.compile(r"_(fwd|bwd|vmap|jvp)(?=_|$)|_\d+(?=_|$)")
@@ -156,6 +151,12 @@ def pushed(w: FunctionWriter, lst: str, value: cst.BaseExpression, state: State)
     if (elems is None and not single) or slots.opaque:
         if is_saved_list_name(lst):
             turn_off(slots)
+        if elems is not None and slots.opaque:  # (a flag or a size proved static stays as pushed: batch_popped)
+            keep = batch_popped.static_positions(w, lst, len(elems))
+            if keep:
+                parts = [batch_popped.kept(w, e, keep[i]) if i in keep else w.convert(code(e), w.value_state(e), True)
+                         for i, e in enumerate(elems)]
+                return "(" + ", ".join(parts) + ("," if len(elems) == 1 else "") + ")"
         return w.convert(code(value), state, True)
     elems = [value] if elems is None else elems
     states = [state] if single else [w.value_state(e) for e in elems]
@@ -187,6 +188,9 @@ def popped(w: FunctionWriter, lst: str, names: list[str], single: bool = False) 
     """The states of ``names`` bound by ``names = lst.pop()`` of a tape batched as a whole (``single``: one
     name bound to a value pushed whole; None: every one batched, the rule is off)."""
     slots: Slots = w.b.tape_slots
+    if slots.opaque and not single:  # (the rule off: the values the pushes prove static stay as pushed)
+        keep = batch_popped.static_positions(w, lst, len(names))
+        return [i not in keep for i in range(len(names))] if keep else None
     if not is_saved_list_name(lst) or slots.opaque or (single and not single_kind(lst)):
         return None
     k = family(w, SINGLE if single else len(names), restored_name(w, names[0]) if single else None)
