@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from .. import __file__ as _package_init
 from ..adjoint import is_saved_list_name
 from ..frontend.binding_times import STATIC, BindingTimes
 from ..frontend.names import code, walk
@@ -190,7 +189,7 @@ def _static_form(fdef: cst.FunctionDef, name: str, static: bool) -> int:
     return form if bound else 0
 
 
-_PACKAGE = os.path.dirname(os.path.abspath(_package_init))
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # (srcjax's own directory)
 
 
 def unproved(e: BatchingError, slots: Slots) -> BatchingError:
