@@ -156,16 +156,16 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
     else:  # pragma: no cover
         raise ValueError(kind)
     keep, pure = readable.user_names(prog), set(ad.ADJOINT_IMPORTS)  # (the user's names stay as written)
-    # (the parameters read from the module the simplifier parses next: one parse, shared)
-    floats = _float_parameters(header + text, name, c.params, nums, kind)
-    # (jvp_tangent: a Jacobian's array form calls it with a basis of the argument's tangents, which has the
-    # argument's shape and dtype; `broadcast_like(x_dot[1:], sub)` is then x_dot[1:] itself)
-    alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
     if kind.startswith(("jacfwd", "jacrev")) and "_loop" not in kind:
         # (a Jacobian's batched form: jacobian_source's template, already one call per line with fresh names and
         # nothing to fold, which the text passes gave back unchanged, parsing it three times)
         anf_text = module_text = header + text
     else:
+        # (the parameters read from the module the simplifier parses next: one parse, shared)
+        floats = _float_parameters(header + text, name, c.params, nums, kind)
+        # (jvp_tangent: a Jacobian's array form calls it with a basis of the argument's tangents, which has the
+        # argument's shape and dtype; `broadcast_like(x_dot[1:], sub)` is then x_dot[1:] itself)
+        alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
         anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
         module_text = readable.readable_source(anf_text, pure, keep)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
