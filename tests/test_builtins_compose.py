@@ -277,6 +277,9 @@ def test_vmap_of_builtin_max_of_each_examples_numbers_follows_python():
     np.testing.assert_array_equal(got, np.array([f(a, b) for a, b in zip(xs, ys)]))
     a, b = np.arange(12.0).reshape(3, 4), np.arange(15.0).reshape(3, 5)
     np.testing.assert_allclose(np.asarray(srcjax.vmap(sizes)(a, b)), [sizes(p, q) for p, q in zip(a, b)])
+    with pytest.raises(srcjax.TranspileError) as e:  # (examples that are rows: Python's max of arrays, refused)
+        srcjax.vmap(f)(a, a)
+    assert "test_builtins_compose.py" in str(e.value).splitlines()[0] and "np.maximum" in str(e.value)
 
 
 # -- f(*xs), f(**kw) of a tuple, list or dict held in a name ------------------------------------------------
