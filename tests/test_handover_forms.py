@@ -12,6 +12,7 @@ program agrees with them.
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any
 
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import srcjax
-from tests.test_printed_modules_run import run_printed
+from srcjax.api import _as_compiled
 
 
 def rosen(x):
@@ -77,6 +78,32 @@ def _cases() -> list[tuple[str, Callable[[], tuple[Callable[..., Any], tuple[Any
 
 
 CASES = _cases()
+
+
+def run_printed(text: str, f: Callable[..., Any], args: tuple[Any, ...]) -> Any:
+    """The printed module's entry run by NumPy, each function in a copy of the globals of the function it was
+    written from (as ``tests/test_printed_modules_run.py`` runs it, less its clean namespaces: not imported
+    from there, which imports jax), all linked by name."""
+    program = _as_compiled(f).program
+    code = compile(text, "<printed>", "exec")
+    spaces: dict[tuple[int, tuple[str, ...]], dict[str, Any]] = {}
+    defined: dict[str, Any] = {}
+    for nf in program.functions.values():
+        key = (id(nf.source.globals), tuple(sorted(nf.source.closure)))
+        ns = spaces.get(key)
+        if ns is None:
+            ns = spaces[key] = dict(nf.source.globals)
+            ns.update(nf.source.closure)
+            exec(code, ns)  # noqa: S102 - the printed module, run by NumPy
+            for k, v in ns.items():
+                if isinstance(v, types.FunctionType) and v.__code__.co_filename == "<printed>":
+                    defined.setdefault(k, v)
+        mine = ns.get(nf.name)
+        if isinstance(mine, types.FunctionType) and mine.__code__.co_filename == "<printed>":
+            defined[nf.name] = mine  # (each printed function runs in its own function's namespace)
+    for ns in spaces.values():
+        ns.update(defined)
+    return defined[program.entry.name](*args)
 
 
 def _leaves(x: Any) -> list[np.ndarray]:
