@@ -99,14 +99,67 @@ class _Hoister:
         self.where: cst.If | None = None  # the `if` being rewritten
 
     def data_if(self, s: Any) -> bool:
-        """An ``if`` on data holding a loop that moves (:meth:`moves`), changing no Python container."""
+        """An ``if`` on data holding a loop, changing no Python container and looping over no Python sequence it
+        computes (such an ``if`` is left whole: :meth:`computed`)."""
         return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and self.moves(s) and \
-            not any(self.changes_container(st) for st, _ in walk([s]))
+            not any(self.changes_container(st) or isinstance(st, cst.For) and self.computed(st.iter, s) and
+                    self.length(st.iter) is None for st, _ in walk([s]))
 
     def moves(self, s: Any) -> bool:
-        """Whether ``s`` holds a loop reverse mode runs outside an ``if`` on data: a ``for`` over ``range(...)`` or
-        over an array's rows, never one over a Python sequence (it unrolls in the branch)."""
-        return any(isinstance(st, cst.For) and not self.sequence(st.iter) for st, _ in walk([s]))
+        """Whether ``s`` holds a loop reverse mode runs outside an ``if`` on data: any ``for`` (a bounded ``while`` is
+        one), over a range, an array's rows or a Python sequence."""
+        return any(isinstance(st, cst.For) for st, _ in walk([s]))
+
+    def computed(self, e: cst.BaseExpression, region: cst.If) -> bool:
+        """Whether ``e`` is a Python sequence that ``region`` computes: it reads a name a statement of the ``if`` binds
+        (a loop's target aside), unless that name is bound once, to a static value (``cs = (1.0, 2.0)``: it runs
+        before the loop, unmasked: :meth:`static_line`). A loop over an array the branch computes is refused
+        (:meth:`check_sequence`)."""
+        if not self.sequence(e):
+            return False
+        bound = {n for st, _ in walk([region]) if not isinstance(st, cst.For) for n in _bound(st)}
+        return not self.static_here(e, bound, frozenset())
+
+    def length(self, e: cst.BaseExpression) -> int | None:
+        """The length of a sequence a loop can walk by position though the branch computes it: a name bound once, to a
+        list or tuple display with no starred item (``ws = [y, 2 * y]``); None otherwise."""
+        if not isinstance(e, cst.Name):
+            return None
+        values = self.values.get(e.value, [])
+        if len(values) != 1 or self.counts.get(e.value) != 1 or not isinstance(values[0], (cst.List, cst.Tuple)) or \
+                any(isinstance(el, cst.StarredElement) for el in values[0].elements):
+            return None
+        return len(values[0].elements)
+
+    def by_position(self, s: cst.For) -> cst.For:
+        """``for w in ws:`` over a display the branch computes as ``for i_ws in range(2): w = ws[i_ws]``: the range
+        runs outside the ``if``, the reads of ``ws`` under its flag (:meth:`length`)."""
+        assert self.where is not None
+        n = self.length(s.iter)
+        if n is None or not self.computed(s.iter, self.where):
+            return s
+        assert isinstance(s.iter, cst.Name)
+        sp = self.f.span(s)
+        k = self.f.fresh(f"i_{s.iter.value}")
+        self.bta.declare(k, STATIC)
+        item = cst.Subscript(value=s.iter, slice=[cst.SubscriptElement(cst.Index(cst.Name(k)))])
+        read = self.f.mark(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(s.target)],
+                                                                    value=item)]), sp)
+        return self.f.mark(s.with_changes(target=cst.Name(k), iter=cst.Call(func=cst.Name("range"),
+                                                                             args=[cst.Arg(cst.Integer(str(n)))]),
+                                          body=s.body.with_changes(body=[read, *s.body.body])), sp)
+
+    def static_here(self, e: cst.BaseExpression, bound: set[str], seen: frozenset[str]) -> bool:
+        """Whether ``e`` is static where it is read, each name of ``bound`` (bound in the ``if``) it reads bound once,
+        to a value static in turn (``zip_1 = zip(a, b)``, ``cs = (0.5, 1.5)``)."""
+        kinds: dict[str, int] = {}
+        for n in set(names_in(e)) & bound:
+            values = self.values.get(n, [])
+            if n in seen or self.counts.get(n) != 1 or len(values) != 1 or values[0] is None or \
+                    not self.static_here(values[0], bound, seen | {n}):
+                return False
+            kinds[n] = STATIC
+        return self.bta.at(e, kinds) == STATIC
 
     def sequence(self, e: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``e`` is a Python sequence (a loop over it unrolls), not a range or an array."""
@@ -248,7 +301,10 @@ class _Hoister:
                 continue
             flush()
             if isinstance(s, cst.For):
-                self.check_sequence(s, stmts)
+                walked = self.by_position(s)
+                if walked is s:
+                    self.check_sequence(s, stmts)
+                s = walked
                 out.append(self.f.mark(s.with_changes(body=self.f.indented(self.masked(s.body.body, flag, sp))),
                                        self.f.span(s)))
             elif self.bta.of(s.test) == STATIC:  # a static `if`: each branch masked (one the lowering decides is
