@@ -97,13 +97,15 @@ class _Hoister:
                                                                                          cst.Name)
                 self.values.setdefault(n, []).append(st.value if one else None)
         self.where: cst.If | None = None  # the `if` being rewritten
+        self.reads = Counter(names_in(cst.Module(body=list(body)), skip_targets=True))
+        self.dropped: set[str] = set()  # (through)
 
     def data_if(self, s: Any) -> bool:
         """An ``if`` on data holding a loop, changing no Python container and looping over no Python sequence it
         computes (such an ``if`` is left whole: :meth:`computed`)."""
         return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and self.moves(s) and \
             not any(self.changes_container(st) or isinstance(st, cst.For) and self.computed(st.iter, s) and
-                    self.length(st.iter) is None for st, _ in walk([s]))
+                    not self.walkable(st) for st, _ in walk([s]))
 
     def moves(self, s: Any) -> bool:
         """Whether ``s`` holds a loop reverse mode runs outside an ``if`` on data: any ``for`` (a bounded ``while`` is
@@ -120,34 +122,77 @@ class _Hoister:
         bound = {n for st, _ in walk([region]) if not isinstance(st, cst.For) for n in _bound(st)}
         return not self.static_here(e, bound, frozenset())
 
-    def length(self, e: cst.BaseExpression) -> int | None:
-        """The length of a sequence a loop can walk by position though the branch computes it: a name bound once, to a
-        list or tuple display with no starred item (``ws = [y, 2 * y]``); None otherwise."""
-        if not isinstance(e, cst.Name):
+    def positions(self, e: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> tuple[int, Any] | None:
+        """A sequence a loop can walk by position though the branch computes it: its length and its item at a position
+        (a name, a ``name[k]``, or a tuple of items, for ``zip`` and ``enumerate``). A name bound once to a list or
+        tuple display with no starred item (``ws = [y, 2 * y]``) or to a module's list or tuple, ``zip`` and
+        ``enumerate`` of those (``zip_1 = zip(ws, cs)``: a name bound once to the call); None otherwise."""
+        if isinstance(e, cst.Name):
+            values = self.values.get(e.value, [])
+            if e.value in seen or len(values) != 1 or self.counts.get(e.value) != 1 or values[0] is None:
+                ok, value = self.bta.resolve(e)
+                if e.value in self.bta.locals or not ok or not isinstance(value, (list, tuple)):
+                    return None
+                return len(value), lambda k, e=e: cst.Subscript(value=e, slice=[cst.SubscriptElement(cst.Index(k))])
+            v = values[0]
+            if isinstance(v, (cst.List, cst.Tuple)):
+                if any(isinstance(el, cst.StarredElement) for el in v.elements):
+                    return None
+                return len(v.elements), lambda k, e=e: cst.Subscript(value=e,
+                                                                     slice=[cst.SubscriptElement(cst.Index(k))])
+            return self.positions(v, seen | {e.value})
+        if isinstance(e, (cst.List, cst.Tuple)) and self.bta.of(e) == STATIC and \
+                not any(isinstance(el, cst.StarredElement) for el in e.elements):  # (`zip(ws, (0.5, 2.0))`)
+            return len(e.elements), lambda k, e=e: cst.Subscript(value=e, slice=[cst.SubscriptElement(cst.Index(k))])
+        if not isinstance(e, cst.Call) or any(a.keyword or a.star for a in e.args):
             return None
-        values = self.values.get(e.value, [])
-        if len(values) != 1 or self.counts.get(e.value) != 1 or not isinstance(values[0], (cst.List, cst.Tuple)) or \
-                any(isinstance(el, cst.StarredElement) for el in values[0].elements):
+        ok, fn = self.bta.resolve(e.func)
+        parts = [self.positions(a.value, seen) for a in e.args]
+        if not ok or not parts or any(p is None for p in parts) or fn is enumerate and len(parts) != 1:
             return None
-        return len(values[0].elements)
+        walks = [p for p in parts if p is not None]
+        if fn is enumerate:
+            return walks[0][0], lambda k: cst.Tuple([cst.Element(k), cst.Element(walks[0][1](k))])
+        if fn is zip:
+            return min(n for n, _ in walks), lambda k: cst.Tuple([cst.Element(item(k)) for _, item in walks])
+        return None
+
+    def walkable(self, s: cst.For) -> bool:
+        """Whether :meth:`by_position` can walk ``s``'s sequence: known positions, a target it can unpack."""
+        walk_ = self.positions(s.iter)
+        return walk_ is not None and _unpacked(s.target, walk_[1](cst.Name("k"))) is not None
+
+    def through(self, e: cst.BaseExpression) -> set[str]:
+        """The names bound once to the calls :meth:`positions` reads through, read nowhere else (``zip_1`` of
+        ``enumerate(zip_1)``): walked by position, the loop reads them no more, and their lines go."""
+        out: set[str] = set()
+        if isinstance(e, cst.Name):
+            values = self.values.get(e.value, [])
+            if len(values) == 1 and isinstance(values[0], cst.Call) and self.reads[e.value] == 1:
+                out = {e.value} | self.through(values[0])
+        elif isinstance(e, cst.Call):
+            for a in e.args:
+                out |= self.through(a.value)
+        return out
 
     def by_position(self, s: cst.For) -> cst.For:
         """``for w in ws:`` over a display the branch computes as ``for i_ws in range(2): w = ws[i_ws]``: the range
-        runs outside the ``if``, the reads of ``ws`` under its flag (:meth:`length`)."""
+        runs outside the ``if``, the reads of ``ws`` under its flag (:meth:`positions`; ``zip``, ``enumerate``: one
+        line per name of the loop's target)."""
         assert self.where is not None
-        n = self.length(s.iter)
-        if n is None or not self.computed(s.iter, self.where):
+        walk_ = self.positions(s.iter)
+        if walk_ is None or not self.computed(s.iter, self.where) or not self.walkable(s):
             return s
-        assert isinstance(s.iter, cst.Name)
+        n, item = walk_
         sp = self.f.span(s)
-        k = self.f.fresh(f"i_{s.iter.value}")
+        k = self.f.fresh(f"i_{s.iter.value}" if isinstance(s.iter, cst.Name) else "i")
         self.bta.declare(k, STATIC)
-        item = cst.Subscript(value=s.iter, slice=[cst.SubscriptElement(cst.Index(cst.Name(k)))])
-        read = self.f.mark(cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(s.target)],
-                                                                    value=item)]), sp)
+        pairs = _unpacked(s.target, item(cst.Name(k)))
+        assert pairs is not None, "walkable"
+        reads = [self.f.line(name, value, sp) for name, value in pairs]
         return self.f.mark(s.with_changes(target=cst.Name(k), iter=cst.Call(func=cst.Name("range"),
                                                                              args=[cst.Arg(cst.Integer(str(n)))]),
-                                          body=s.body.with_changes(body=[read, *s.body.body])), sp)
+                                          body=s.body.with_changes(body=[*reads, *s.body.body])), sp)
 
     def static_here(self, e: cst.BaseExpression, bound: set[str], seen: frozenset[str]) -> bool:
         """Whether ``e`` is static where it is read, each name of ``bound`` (bound in the ``if``) it reads bound once,
@@ -290,6 +335,12 @@ class _Hoister:
 
         joined: set[str] = set()
         for s in stmts:
+            if isinstance(s, cst.For) and self.where is not None and self.walkable(s) and \
+                    self.computed(s.iter, self.where):
+                self.dropped |= self.through(s.iter)
+        for s in stmts:
+            if _assigned_one(s) in self.dropped:  # (`zip_1 = zip(ws, cs)`: the loop walks ws and cs by position)
+                continue
             if self.static_line(s):
                 out.append(s)
                 continue
@@ -375,6 +426,32 @@ def _first_span(spans: dict[int, Span], stmts: Sequence[Any]) -> Span | None:
         sp = spans.get(id(line))
         if sp is not None:
             return sp
+    return None
+
+
+def _unpacked(target: cst.BaseExpression, item: cst.BaseExpression) -> list[tuple[str, Any]] | None:
+    """``target = item`` as one binding per name (``i, (w, c) = (k, (ws[k], cs[k]))``: ``i = k``, ``w = ws[k]``,
+    ``c = cs[k]``); None where the shapes differ (``t = (ws[k], cs[k])``: a tuple built, kept as the loop it is)."""
+    if isinstance(target, cst.Name):
+        return None if isinstance(item, cst.Tuple) else [(target.value, item)]
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(item, cst.Tuple) or \
+            len(target.elements) != len(item.elements) or \
+            any(isinstance(t, cst.StarredElement) for t in target.elements):
+        return None
+    out: list[tuple[str, Any]] = []
+    for t, v in zip(target.elements, item.elements):
+        part = _unpacked(t.value, v.value)
+        if part is None:
+            return None
+        out += part
+    return out
+
+
+def _assigned_one(s: Any) -> str | None:
+    """The name ``s`` binds, where it is a line ``name = value``."""
+    if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) and \
+            len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name):
+        return s.body[0].targets[0].target.value
     return None
 
 
