@@ -99,6 +99,7 @@ class _Hoister:
         self.where: cst.If | None = None  # the `if` being rewritten
         self.reads = Counter(names_in(cst.Module(body=list(body)), skip_targets=True))
         self.dropped: set[str] = set()  # (through)
+        self.sequences: set[str] = set()  # names bound in a branch to sequences of values from before it (static_line)
 
     def data_if(self, s: Any) -> bool:
         """An ``if`` on data holding a loop, changing no Python container and looping over no Python sequence it
@@ -114,8 +115,9 @@ class _Hoister:
 
     def computed(self, e: cst.BaseExpression, region: cst.If) -> bool:
         """Whether ``e`` is a Python sequence that ``region`` computes: it reads a name a statement of the ``if`` binds
-        (a loop's target aside), unless that name is bound once, to a static value (``cs = (1.0, 2.0)``: it runs
-        before the loop, unmasked: :meth:`static_line`). A loop over an array the branch computes is refused
+        (a loop's target aside), unless that name is bound once, to a static value (``cs = (1.0, 2.0)``) or to a
+        sequence of values computed before the ``if`` (``reversed_1 = reversed(ws)``): it runs before the loop,
+        unmasked (:meth:`static_line`). A loop over an array the branch computes is refused
         (:meth:`check_sequence`)."""
         if not self.sequence(e):
             return False
@@ -195,8 +197,9 @@ class _Hoister:
                                           body=s.body.with_changes(body=[*reads, *s.body.body])), sp)
 
     def static_here(self, e: cst.BaseExpression, bound: set[str], seen: frozenset[str]) -> bool:
-        """Whether ``e`` is static where it is read, each name of ``bound`` (bound in the ``if``) it reads bound once,
-        to a value static in turn (``zip_1 = zip(a, b)``, ``cs = (0.5, 1.5)``)."""
+        """Whether ``e`` is static or a sequence where it is read, each name of ``bound`` (bound in the ``if``) it reads
+        bound once, to such a value in turn (``zip_1 = zip(a, b)``, ``cs = (0.5, 1.5)``, ``reversed_1 =
+        reversed(ws)``, ``ws`` bound before the ``if``)."""
         kinds: dict[str, int] = {}
         for n in set(names_in(e)) & bound:
             values = self.values.get(n, [])
@@ -204,7 +207,7 @@ class _Hoister:
                     not self.static_here(values[0], bound, seen | {n}):
                 return False
             kinds[n] = STATIC
-        return self.bta.at(e, kinds) == STATIC
+        return self.bta.at(e, kinds) == STATIC or self.sequence(e)
 
     def sequence(self, e: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``e`` is a Python sequence (a loop over it unrolls), not a range or an array."""
@@ -383,17 +386,24 @@ class _Hoister:
 
     def static_line(self, s: Any) -> bool:
         """``n = <static>`` whose name no other statement binds (its value the same on every path), reading no name
-        the branch computes (but other such static names)."""
+        the branch computes (but other such static names); or ``n = <sequence>`` (``reversed_1 = reversed(ws)``,
+        ``zip_1 = zip(cs, ws)``) reading no name the branch computes but such sequences and static names: a loop
+        over it runs outside the ``if``."""
         if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)):
             return False
         a = s.body[0]
         names = [n for t in a.targets for n in target_names(t.target)]
+        read = set(names_in(a.value))
         if not names or any(self.counts.get(n) != 1 for n in names) or \
-                set(names_in(a.value)) & (self.region - set(self.statics)) or \
-                self.bta.at(a.value, self.statics) != STATIC:
+                read & (self.region - set(self.statics) - self.sequences):
             return False
-        self.statics.update(dict.fromkeys(names, STATIC))
-        return True
+        if not read & self.sequences and self.bta.at(a.value, self.statics) == STATIC:
+            self.statics.update(dict.fromkeys(names, STATIC))
+            return True
+        if isinstance(a.value, cst.Call) and self.sequence(a.value):
+            self.sequences.update(names)
+            return True
+        return False
 
     def check_sequence(self, s: cst.For, branch: Sequence[Any]) -> None:
         """A loop's sequence must be the same on both paths: no array the branch computes before the loop."""
