@@ -28,13 +28,16 @@ binds it to ``UNSET`` first, as for any name an ``if`` on data binds on one path
 A step whose flag is off still runs (the branch not taken, doing nothing): a loop of ``n`` steps costs ``n``
 tests whatever the data, as the bounded ``while`` costs ``max_iters`` iterations.
 
-Only the loops reverse mode cannot keep inside the branch move: a ``for`` over ``range(...)`` or over an array's
-rows (a bounded ``while`` is one). A loop over a Python sequence (a list, tuple or dict display, a name bound to
-one, ``tree_leaves(...)``, ``d.items()``, a module's tuple, a shape) unrolls inside the branch, as it did before
-this pass (``tree_map`` and ``np.block`` inside an ``if`` on data); it moves only when it holds a loop that moves
-(``np.arange(n)``'s rows move, as a range's). An ``if`` that changes a Python container (``items.append(v)``,
-``d[k] = v``) is left as it is: a flagged run cannot change a container made in another run, and the branch, kept
-whole, could (it runs, or is refused at the user's ``if``).
+Loops over Python sequences of static length move too (jax unrolls them under ``lax.cond``): a list, tuple or
+dict display, a name bound to one before the ``if`` or, to a static value, in it (``cs = (0.5, 2.0)``: it runs
+before the loop, unmasked), ``zip``/``enumerate``/``reversed``/``.items()`` of those, a module's tuple. A list or
+tuple display of arrays the branch computes is walked by position (:meth:`_Hoister.by_position`): ``ws = [y,
+2 * y]`` stays under the flag, ``for w in ws:`` becomes ``for i_ws in range(2):`` with ``w = ws[i_ws]`` under it.
+An ``if`` that changes a Python container (``items.append(v)``, ``d[k] = v``: ``tree_map`` inside an ``if`` on
+data) or loops over another sequence it computes (a comprehension's list, a dict of arrays) is left as it is: a
+flagged run cannot change a container made in another run, nor walk a sequence bound on one path only; the branch,
+kept whole, runs where it saves nothing for the adjoint, and is refused at the user's ``if`` otherwise
+(``frontend/functionalize.py`` says which of the two).
 """
 
 from __future__ import annotations
