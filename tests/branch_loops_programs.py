@@ -139,7 +139,7 @@ def arange_in_if(x, y):
 
 
 def global_tuple_in_if(x, y):
-    # a loop over a module's tuple stays in the branch (refused: it saves values for the adjoint there)
+    # a loop over a module's tuple moves out of the `if`, as a range's
     if np.sum(x) > 0:
         for c in SCALES:
             y = np.sin(y * x) * c

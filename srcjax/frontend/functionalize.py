@@ -282,11 +282,8 @@ class Functionalizer:
         for st, _ in walk(stmts):
             recv = self.method_receiver(st)
             if recv is not None and recv in outer and is_tape_name(recv):  # (reverse-mode source: srcjax's tape)
-                raise self.error(f"reverse mode through a loop inside {where} is not supported yet: the loop's "
-                                 "tape would be written in a branch (jax.grad refuses a while_loop too)", node,
-                                 "use forward mode (srcjax.jvp, srcjax.jacfwd), or run the loop outside the `if` "
-                                 "and choose its result with np.where; under vmap of vmap (a batched `while`), "
-                                 "take the derivative inside the vmaps: vmap(vmap(grad(f, max_iters=...)))")
+                message, hint = _tape_in_branch(stmts, st, where)
+                raise self.error(message, node, hint)
             if recv is not None and recv in outer:
                 raise self.error(f"`{recv}.{st.value.func.attr.value}(...)` inside {where} changes `{recv}`, "
                                  "which a generated branch or loop body cannot do",
@@ -818,3 +815,36 @@ def with_data_names(nf: NormalizedFunction, names: Iterable[str], taken: Iterabl
     ``while`` (left to the lowering: its test read a parameter that might have been a Python value)
     testing a batched value, which makes it control flow on data."""
     return functionalize(dataclasses.replace(nf, fdef=nf.plain_fdef), taken, dynamic=names)
+
+
+def _tape_in_branch(stmts: Sequence[Any], push: Any, where: str) -> tuple[str, str]:
+    """The refusal of a tape written inside a branch or loop body on data (the message and its hint), told by the
+    loop that writes it: a ``while`` (jax.grad refuses a while_loop too), or a ``for`` that reverse mode could not
+    run outside the ``if`` (transforms/branch_loops.py): over a sequence the branch computes, or in a branch that
+    changes a Python container."""
+    head = f"reverse mode through a loop inside {where} is not supported yet: the loop's tape would be written in a " \
+           "branch"
+    loop = next((s for s, _ in walk(stmts) if isinstance(s, (cst.For, cst.While)) and
+                 any(t is push for t, _ in walk(s.body.body))), None)
+    if not isinstance(loop, cst.For):
+        return (f"{head} (jax.grad refuses a while_loop too)",
+                "use forward mode (srcjax.jvp, srcjax.jacfwd), or run the loop outside the `if` and choose its result "
+                "with np.where; under vmap of vmap (a batched `while`), take the derivative inside the vmaps: "
+                "vmap(vmap(grad(f, max_iters=...)))")
+    values = {target_names(a.targets[0].target)[0]: a.value for a, _ in walk(stmts)
+              if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)}
+    chain = [n for n in names_in(loop.iter) if n in values][:1]
+    while chain:  # (loop_items = ws; ws = items: a comprehension's list)
+        alias = values[chain[-1]]
+        if not isinstance(alias, cst.Name) or alias.value not in values or alias.value in chain:
+            break
+        chain.append(alias.value)
+    if chain:
+        name = next((n for n in chain if not is_tape_name(n) and not n.startswith("loop_items")), chain[-1])
+        display = "" if isinstance(values[name], cst.Dict) else \
+            f", or bind it in the branch to a list or tuple display (`{name} = [a, b]`: the loop walks it by position)"
+        return (f"{head} (the `for` walks `{name}`, which the branch computes: it cannot run outside the `if`)",
+                f"compute `{name}` before the `if`{display}, or use forward mode (srcjax.jvp, srcjax.jacfwd)")
+    return (f"{head} (the branch changes a Python list or dict, so the `for` cannot run outside the `if`)",
+            "change the list or dict outside the `if` (or build the values with NumPy: np.stack, np.where), or use "
+            "forward mode (srcjax.jvp, srcjax.jacfwd)")

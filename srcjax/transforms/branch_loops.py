@@ -28,13 +28,16 @@ binds it to ``UNSET`` first, as for any name an ``if`` on data binds on one path
 A step whose flag is off still runs (the branch not taken, doing nothing): a loop of ``n`` steps costs ``n``
 tests whatever the data, as the bounded ``while`` costs ``max_iters`` iterations.
 
-Only the loops reverse mode cannot keep inside the branch move: a ``for`` over ``range(...)`` or over an array's
-rows (a bounded ``while`` is one). A loop over a Python sequence (a list, tuple or dict display, a name bound to
-one, ``tree_leaves(...)``, ``d.items()``, a module's tuple, a shape) unrolls inside the branch, as it did before
-this pass (``tree_map`` and ``np.block`` inside an ``if`` on data); it moves only when it holds a loop that moves
-(``np.arange(n)``'s rows move, as a range's). An ``if`` that changes a Python container (``items.append(v)``,
-``d[k] = v``) is left as it is: a flagged run cannot change a container made in another run, and the branch, kept
-whole, could (it runs, or is refused at the user's ``if``).
+Loops over Python sequences of static length move too (jax unrolls them under ``lax.cond``): a list, tuple or
+dict display, a name bound to one before the ``if`` or, to a static value, in it (``cs = (0.5, 2.0)``: it runs
+before the loop, unmasked), ``zip``/``enumerate``/``reversed``/``.items()`` of those, a module's tuple. A list or
+tuple display of arrays the branch computes is walked by position (:meth:`_Hoister.by_position`): ``ws = [y,
+2 * y]`` stays under the flag, ``for w in ws:`` becomes ``for i_ws in range(2):`` with ``w = ws[i_ws]`` under it.
+An ``if`` that changes a Python container (``items.append(v)``, ``d[k] = v``: ``tree_map`` inside an ``if`` on
+data) or loops over another sequence it computes (a comprehension's list, a dict of arrays) is left as it is: a
+flagged run cannot change a container made in another run, nor walk a sequence bound on one path only; the branch,
+kept whole, runs where it saves nothing for the adjoint, and is refused at the user's ``if`` otherwise
+(``frontend/functionalize.py`` says which of the two).
 """
 
 from __future__ import annotations
@@ -97,16 +100,117 @@ class _Hoister:
                                                                                          cst.Name)
                 self.values.setdefault(n, []).append(st.value if one else None)
         self.where: cst.If | None = None  # the `if` being rewritten
+        self.reads = Counter(names_in(cst.Module(body=list(body)), skip_targets=True))
+        self.dropped: set[str] = set()  # (through)
+        self.sequences: set[str] = set()  # names bound in a branch to sequences of values from before it (static_line)
 
     def data_if(self, s: Any) -> bool:
-        """An ``if`` on data holding a loop that moves (:meth:`moves`), changing no Python container."""
+        """An ``if`` on data holding a loop, changing no Python container and looping over no Python sequence it
+        computes (such an ``if`` is left whole: :meth:`computed`)."""
         return isinstance(s, cst.If) and self.bta.of(s.test) == DYNAMIC and self.moves(s) and \
-            not any(self.changes_container(st) for st, _ in walk([s]))
+            not any(self.changes_container(st) or isinstance(st, cst.For) and self.computed(st.iter, s) and
+                    not self.walkable(st) for st, _ in walk([s]))
 
     def moves(self, s: Any) -> bool:
-        """Whether ``s`` holds a loop reverse mode runs outside an ``if`` on data: a ``for`` over ``range(...)`` or
-        over an array's rows, never one over a Python sequence (it unrolls in the branch)."""
-        return any(isinstance(st, cst.For) and not self.sequence(st.iter) for st, _ in walk([s]))
+        """Whether ``s`` holds a loop reverse mode runs outside an ``if`` on data: any ``for`` (a bounded ``while`` is
+        one), over a range, an array's rows or a Python sequence."""
+        return any(isinstance(st, cst.For) for st, _ in walk([s]))
+
+    def computed(self, e: cst.BaseExpression, region: cst.If) -> bool:
+        """Whether ``e`` is a Python sequence that ``region`` computes: it reads a name a statement of the ``if`` binds
+        (a loop's target aside), unless that name is bound once, to a static value (``cs = (1.0, 2.0)``) or to a
+        sequence of values computed before the ``if`` (``reversed_1 = reversed(ws)``): it runs before the loop,
+        unmasked (:meth:`static_line`). A loop over an array the branch computes is refused
+        (:meth:`check_sequence`)."""
+        if not self.sequence(e):
+            return False
+        bound = {n for st, _ in walk([region]) if not isinstance(st, cst.For) for n in _bound(st)}
+        return not self.static_here(e, bound, frozenset())
+
+    def positions(self, e: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> tuple[int, Any] | None:
+        """A sequence a loop can walk by position though the branch computes it: its length and its item at a position
+        (a name, a ``name[k]``, or a tuple of items, for ``zip`` and ``enumerate``). A name bound once to a list or
+        tuple display with no starred item (``ws = [y, 2 * y]``) or to a module's list or tuple, ``zip`` and
+        ``enumerate`` of those (``zip_1 = zip(ws, cs)``: a name bound once to the call); None otherwise."""
+        if isinstance(e, cst.Name):
+            values = self.values.get(e.value, [])
+            if e.value in seen or len(values) != 1 or self.counts.get(e.value) != 1 or values[0] is None:
+                ok, value = self.bta.resolve(e)
+                if e.value in self.bta.locals or not ok or not isinstance(value, (list, tuple)):
+                    return None
+                return len(value), lambda k, e=e: cst.Subscript(value=e, slice=[cst.SubscriptElement(cst.Index(k))])
+            v = values[0]
+            if isinstance(v, (cst.List, cst.Tuple)):
+                if any(isinstance(el, cst.StarredElement) for el in v.elements):
+                    return None
+                return len(v.elements), lambda k, e=e: cst.Subscript(value=e,
+                                                                     slice=[cst.SubscriptElement(cst.Index(k))])
+            return self.positions(v, seen | {e.value})
+        if isinstance(e, (cst.List, cst.Tuple)) and self.bta.of(e) == STATIC and \
+                not any(isinstance(el, cst.StarredElement) for el in e.elements):  # (`zip(ws, (0.5, 2.0))`)
+            return len(e.elements), lambda k, e=e: cst.Subscript(value=e, slice=[cst.SubscriptElement(cst.Index(k))])
+        if not isinstance(e, cst.Call) or any(a.keyword or a.star for a in e.args):
+            return None
+        ok, fn = self.bta.resolve(e.func)
+        parts = [self.positions(a.value, seen) for a in e.args]
+        if not ok or not parts or any(p is None for p in parts) or fn is enumerate and len(parts) != 1:
+            return None
+        walks = [p for p in parts if p is not None]
+        if fn is enumerate:
+            return walks[0][0], lambda k: cst.Tuple([cst.Element(k), cst.Element(walks[0][1](k))])
+        if fn is zip:
+            return min(n for n, _ in walks), lambda k: cst.Tuple([cst.Element(item(k)) for _, item in walks])
+        return None
+
+    def walkable(self, s: cst.For) -> bool:
+        """Whether :meth:`by_position` can walk ``s``'s sequence: known positions, a target it can unpack."""
+        walk_ = self.positions(s.iter)
+        return walk_ is not None and _unpacked(s.target, walk_[1](cst.Name("k"))) is not None
+
+    def through(self, e: cst.BaseExpression) -> set[str]:
+        """The names bound once to the calls :meth:`positions` reads through, read nowhere else (``zip_1`` of
+        ``enumerate(zip_1)``): walked by position, the loop reads them no more, and their lines go."""
+        out: set[str] = set()
+        if isinstance(e, cst.Name):
+            values = self.values.get(e.value, [])
+            if len(values) == 1 and isinstance(values[0], cst.Call) and self.reads[e.value] == 1:
+                out = {e.value} | self.through(values[0])
+        elif isinstance(e, cst.Call):
+            for a in e.args:
+                out |= self.through(a.value)
+        return out
+
+    def by_position(self, s: cst.For) -> cst.For:
+        """``for w in ws:`` over a display the branch computes as ``for i_ws in range(2): w = ws[i_ws]``: the range
+        runs outside the ``if``, the reads of ``ws`` under its flag (:meth:`positions`; ``zip``, ``enumerate``: one
+        line per name of the loop's target)."""
+        assert self.where is not None
+        walk_ = self.positions(s.iter)
+        if walk_ is None or not self.computed(s.iter, self.where) or not self.walkable(s):
+            return s
+        n, item = walk_
+        sp = self.f.span(s)
+        k = self.f.fresh(f"i_{s.iter.value}" if isinstance(s.iter, cst.Name) else "i")
+        self.bta.declare(k, STATIC)
+        pairs = _unpacked(s.target, item(cst.Name(k)))
+        assert pairs is not None, "walkable"
+        reads = [self.f.line(name, value, sp) for name, value in pairs]
+        return self.f.mark(s.with_changes(target=cst.Name(k), iter=cst.Call(func=cst.Name("range"),
+                                                                             args=[cst.Arg(cst.Integer(str(n)))]),
+                                          body=s.body.with_changes(body=[*reads, *s.body.body])), sp)
+
+    def static_here(self, e: cst.BaseExpression, bound: set[str], seen: frozenset[str]) -> bool:
+        """Whether ``e`` is static or a sequence where it is read, each name of ``bound`` (bound in the ``if``) it reads
+        bound once, to such a value in turn (``zip_1 = zip(a, b)``, ``cs = (0.5, 1.5)``, ``reversed_1 =
+        reversed(ws)``, ``ws`` bound before the ``if``)."""
+        kinds: dict[str, int] = {}
+        for n in set(names_in(e)) & bound:
+            values = self.values.get(n, [])
+            if n in seen or self.counts.get(n) != 1 or len(values) != 1 or values[0] is None or \
+                    not self.static_here(values[0], bound, seen | {n}):
+                return False
+            kinds[n] = STATIC
+        return self.bta.at(e, kinds) == STATIC or self.sequence(e)
 
     def sequence(self, e: cst.BaseExpression, seen: frozenset[str] = frozenset()) -> bool:
         """Whether ``e`` is a Python sequence (a loop over it unrolls), not a range or an array."""
@@ -237,6 +341,12 @@ class _Hoister:
 
         joined: set[str] = set()
         for s in stmts:
+            if isinstance(s, cst.For) and self.where is not None and self.walkable(s) and \
+                    self.computed(s.iter, self.where):
+                self.dropped |= self.through(s.iter)
+        for s in stmts:
+            if _assigned_one(s) in self.dropped:  # (`zip_1 = zip(ws, cs)`: the loop walks ws and cs by position)
+                continue
             if self.static_line(s):
                 out.append(s)
                 continue
@@ -248,7 +358,10 @@ class _Hoister:
                 continue
             flush()
             if isinstance(s, cst.For):
-                self.check_sequence(s, stmts)
+                walked = self.by_position(s)
+                if walked is s:
+                    self.check_sequence(s, stmts)
+                s = walked
                 out.append(self.f.mark(s.with_changes(body=self.f.indented(self.masked(s.body.body, flag, sp))),
                                        self.f.span(s)))
             elif self.bta.of(s.test) == STATIC:  # a static `if`: each branch masked (one the lowering decides is
@@ -276,17 +389,24 @@ class _Hoister:
 
     def static_line(self, s: Any) -> bool:
         """``n = <static>`` whose name no other statement binds (its value the same on every path), reading no name
-        the branch computes (but other such static names)."""
+        the branch computes (but other such static names); or ``n = <sequence>`` (``reversed_1 = reversed(ws)``,
+        ``zip_1 = zip(cs, ws)``) reading no name the branch computes but such sequences and static names: a loop
+        over it runs outside the ``if``."""
         if not (isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign)):
             return False
         a = s.body[0]
         names = [n for t in a.targets for n in target_names(t.target)]
+        read = set(names_in(a.value))
         if not names or any(self.counts.get(n) != 1 for n in names) or \
-                set(names_in(a.value)) & (self.region - set(self.statics)) or \
-                self.bta.at(a.value, self.statics) != STATIC:
+                read & (self.region - set(self.statics) - self.sequences):
             return False
-        self.statics.update(dict.fromkeys(names, STATIC))
-        return True
+        if not read & self.sequences and self.bta.at(a.value, self.statics) == STATIC:
+            self.statics.update(dict.fromkeys(names, STATIC))
+            return True
+        if isinstance(a.value, cst.Call) and self.sequence(a.value):
+            self.sequences.update(names)
+            return True
+        return False
 
     def check_sequence(self, s: cst.For, branch: Sequence[Any]) -> None:
         """A loop's sequence must be the same on both paths: no array the branch computes before the loop."""
@@ -319,6 +439,32 @@ def _first_span(spans: dict[int, Span], stmts: Sequence[Any]) -> Span | None:
         sp = spans.get(id(line))
         if sp is not None:
             return sp
+    return None
+
+
+def _unpacked(target: cst.BaseExpression, item: cst.BaseExpression) -> list[tuple[str, Any]] | None:
+    """``target = item`` as one binding per name (``i, (w, c) = (k, (ws[k], cs[k]))``: ``i = k``, ``w = ws[k]``,
+    ``c = cs[k]``); None where the shapes differ (``t = (ws[k], cs[k])``: a tuple built, kept as the loop it is)."""
+    if isinstance(target, cst.Name):
+        return None if isinstance(item, cst.Tuple) else [(target.value, item)]
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(item, cst.Tuple) or \
+            len(target.elements) != len(item.elements) or \
+            any(isinstance(t, cst.StarredElement) for t in target.elements):
+        return None
+    out: list[tuple[str, Any]] = []
+    for t, v in zip(target.elements, item.elements):
+        part = _unpacked(t.value, v.value)
+        if part is None:
+            return None
+        out += part
+    return out
+
+
+def _assigned_one(s: Any) -> str | None:
+    """The name ``s`` binds, where it is a line ``name = value``."""
+    if isinstance(s, cst.SimpleStatementLine) and len(s.body) == 1 and isinstance(s.body[0], cst.Assign) and \
+            len(s.body[0].targets) == 1 and isinstance(s.body[0].targets[0].target, cst.Name):
+        return s.body[0].targets[0].target.value
     return None
 
 
