@@ -94,11 +94,13 @@ def _lifted(x: Any, r: int) -> Any:
 
 
 @linear_params("x", shape=("y",))
-def batch_align(x: Any, y: Any) -> Any:
+def batch_align(x: Any, y: Any, lead_x: int = 0, lead_y: int = 0) -> Any:
     """The batched ``x`` with at least as many per-example axes as the unbatched ``y`` has axes
-    (new axes of length 1 after the batch axis), so that it broadcasts against ``y`` per example."""
-    k = np.ndim(y) - (np.ndim(x) - 1)  # (written out, not through _lifted: one call level for AD)
-    return np.reshape(x, np.shape(x)[:1] + (1,) * k + np.shape(x)[1:]) if k > 0 else x
+    (new axes of length 1 after the batch axis), so that it broadcasts against ``y`` per example.
+    ``lead_x``, ``lead_y``: the batch axes an outer vmap put in front of ``x``'s batch axis and of ``y``
+    (a vmap of batched source calls the helper again with one more: transforms/batch_leading.py)."""
+    k = (np.ndim(y) - lead_y) - (np.ndim(x) - lead_x - 1)  # (written out, not through _lifted: one call level for AD)
+    return np.reshape(x, np.shape(x)[:lead_x + 1] + (1,) * k + np.shape(x)[lead_x + 1:]) if k > 0 else x
 
 
 @linear_params("x", shape=("y",))
@@ -226,18 +228,19 @@ def batch_out(x: Any, axis: int, n: int, batched: bool) -> Any:
     return batch_moveaxis(x, 0, axis)
 
 
-def batch_axis(axis: Any, x: Any) -> Any:
-    """A per-example call's ``axis`` argument for the batched ``x`` (``None``: every per-example axis)."""
+def batch_axis(axis: Any, x: Any, lead: int = 0) -> Any:
+    """A per-example call's ``axis`` argument for the batched ``x`` (``None``: every per-example axis;
+    ``lead``: the batch axes an outer vmap put in front of ``x``'s, which the result does not count)."""
     if axis is None:
-        return tuple(range(1, np.ndim(x)))
+        return tuple(range(1, np.ndim(x) - lead))
     if isinstance(axis, (tuple, list)):
         return tuple(a + 1 if a >= 0 else a for a in axis)
     return axis + 1 if axis >= 0 else axis
 
 
-def batch_axes(x: Any) -> tuple[int, ...]:
-    """Every per-example axis of the batched ``x``."""
-    return tuple(range(1, np.ndim(x)))
+def batch_axes(x: Any, lead: int = 0) -> tuple[int, ...]:
+    """Every per-example axis of the batched ``x`` (``lead``: as :func:`batch_axis`'s)."""
+    return tuple(range(1, np.ndim(x) - lead))
 
 
 def batch_flat_axis(x: Any) -> Any:

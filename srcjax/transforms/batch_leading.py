@@ -1,0 +1,114 @@
+"""vmap of batched source: the helpers that take the number of batch axes in front, called again with one more.
+
+Batched source (a vmap's program, a ``jacfwd``'s batched JVP) calls helpers of :mod:`srcjax.batched` whose
+effect depends only on ranks: ``batch_align(x, y)`` gives the batched ``x`` as many per-example axes as ``y``
+has, ``batch_axes(x)`` names every per-example axis of ``x``, ``batch_size_of(x)`` reads the batch size. An
+outer vmap that batches their operands need not batch their bodies (a ``batch_align_vmap`` written out,
+normalized, simplified, lowered): per outer example ``b`` the call is the same helper on ``x[b]``, which is the
+helper on ``x`` told that one more batch axis stands in front. Each helper takes those axes as a parameter
+(``lead``), so the outer vmap writes one call::
+
+    pow_1 = (x - batch_align(y, x)) ** 2              # inner: y batched, x not
+    s = np.sum(pow_1, axis=batch_axes(pow_1))
+
+becomes, with ``x`` batched by the outer vmap (and not ``y``)::
+
+    batch_align_1 = batch_align(y, x, 0, 1)           # y's rank is known per example: not batched
+    pow_1 = (batch_align(x, batch_align_1) - batch_align_1) ** 2
+    s = np.sum(pow_1, axis=batch_axis(batch_axes(pow_1, 1), pow_1))
+
+The result is again a call of the same helper, so a third vmap takes the same rule. A call whose lead is not a
+literal, or whose operand is a container batched leaf by leaf, keeps the general road (its body batched).
+A Jacobian's reshapes of its batched JVPs and VJPs (:mod:`srcjax.jacobian_adjoint`) take the same rule for
+their ``lead``. :func:`rule` gives the rule of a helper (None for every other function).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+from typing import Any
+
+from .. import batched, jacobian_adjoint
+from .batch_state import State, any_batched, fully_batched
+
+__all__ = ["rule"]
+
+Rule = Callable[[dict[str, str], dict[str, State]], tuple[str, State] | None]
+
+
+def _literal(text: str | None, default: Any) -> Any:
+    if text is None:
+        return default
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return ...
+
+
+def _plain(st: State) -> bool | None:
+    """A state that is one flag for the whole value (an array; a container batched whole), None otherwise."""
+    if isinstance(st, bool):
+        return st
+    return True if fully_batched(st) else None if any_batched(st) else False
+
+
+def _align(b: bool) -> Rule:
+    """``batch_align(x, y, lead_x, lead_y)`` (``batch_align_b``: ``y`` batched by the inner vmap, one
+    batch axis more in front of its per-example axes): each lead grown by the outer vmap's axis where it batches
+    the operand. The result is batched where ``x`` is (``y`` is read for its rank only)."""
+    def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
+        bx, by = _plain(states.get("x", False)), _plain(states.get("y", False))
+        lx, ly = _literal(args.get("lead_x"), 0), _literal(args.get("lead_y"), 0)
+        if bx is None or by is None or type(lx) is not int or type(ly) is not int or "x" not in args or \
+                "y" not in args:
+            return None
+        return f"batch_align({args['x']}, {args['y']}, {lx + bx}, {ly + by + b})", bx
+    return apply
+
+
+def _counted(fn: Any, operand: str, extra: tuple[str, ...], param: str, default: int) -> Rule:
+    """``fn(..., operand, ..., param + 1)`` for a helper whose result (static: axes, a size) reads ``operand`` for
+    its shape only: where the outer vmap batches the operand, one more of its axes stands in front."""
+    def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
+        st = _plain(states.get(operand, False))
+        n = _literal(args.get(param), default)
+        if not st or type(n) is not int or operand not in args or \
+                any(p not in args or any_batched(states.get(p, False)) for p in extra):
+            return None
+        params = (*extra, operand) if fn is batched.batch_axis else (operand,)
+        return f"{fn.__name__}({', '.join(args[p] for p in params)}, {n + 1})", False
+    return apply
+
+
+def _jacobian(fn: Any, operand: str, refs: tuple[str, ...]) -> Rule:
+    """``fn(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references are not
+    (a hessian's jacfwd over its jacrev's JVP)."""
+    def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
+        lead = _literal(args.get("lead"), 0)
+        if operand not in args or any(r not in args for r in refs) or type(lead) is not int or \
+                not fully_batched(states.get(operand, False)) or any(any_batched(states.get(r, False)) for r in refs):
+            return None
+        return f"{fn.__name__}({', '.join(args[p] for p in (operand, *refs))}, {lead + 1})", True
+    return apply
+
+
+_RULES: dict[Any, Rule] = {
+    batched.batch_align: _align(False),
+    batched.batch_align_b: _align(True),
+    batched.batch_axes: _counted(batched.batch_axes, "x", (), "lead", 0),
+    batched.batch_axis: _counted(batched.batch_axis, "x", ("axis",), "lead", 0),
+    # (the size is the operand's axis `axis`: the outer vmap's axis in front moves it by one)
+    batched.batch_size_of: _counted(batched.batch_size_of, "x", (), "axis", 0),
+    jacobian_adjoint.jacobian_rows: _jacobian(jacobian_adjoint.jacobian_rows, "bars", ("out",)),
+    jacobian_adjoint.jacrev_blocks: _jacobian(jacobian_adjoint.jacrev_blocks, "bars", ("out",)),
+    jacobian_adjoint.jacfwd_blocks: _jacobian(jacobian_adjoint.jacfwd_blocks, "ts", ("out", "x")),
+    jacobian_adjoint.jacfwd_blocks_bar: _jacobian(jacobian_adjoint.jacfwd_blocks_bar, "c", ("ts", "out", "x")),
+}
+
+
+def rule(fn: Any) -> Rule | None:
+    """The outer batching rule of a helper taking its leading batch axes, None for any other function. The rule
+    (of the call's argument texts and states, by parameter) gives the batched call's text and its result's state,
+    or None where it does not apply (the helper's body is batched then, as any helper's)."""
+    return _RULES.get(fn)
