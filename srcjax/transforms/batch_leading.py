@@ -81,6 +81,19 @@ def _counted(fn: Any, operand: str, extra: tuple[str, ...], param: str, default:
     return apply
 
 
+def _rows(fn: Any) -> Rule:
+    """``fn(bars, out, lead, lead_out)`` (a reverse-mode Jacobian's reshape of its batched VJP's cotangents):
+    each lead grown where the outer vmap batches its operand (every leaf); batched where ``bars`` is."""
+    def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
+        b, o = _plain(states.get("bars", False)), _plain(states.get("out", False))
+        lead, lead_out = _literal(args.get("lead"), 0), _literal(args.get("lead_out"), 0)
+        if b is None or o is None or type(lead) is not int or type(lead_out) is not int or "bars" not in args or \
+                "out" not in args:
+            return None
+        return f"{fn.__name__}({args['bars']}, {args['out']}, {lead + b}, {lead_out + o})", b
+    return apply
+
+
 def _jacobian(fn: Any, operand: str, refs: tuple[str, ...]) -> Rule:
     """``fn(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references are not
     (a hessian's jacfwd over its jacrev's JVP)."""
@@ -100,8 +113,8 @@ _RULES: dict[Any, Rule] = {
     batched.batch_axis: _counted(batched.batch_axis, "x", ("axis",), "lead", 0),
     # (the size is the operand's axis `axis`: the outer vmap's axis in front moves it by one)
     batched.batch_size_of: _counted(batched.batch_size_of, "x", (), "axis", 0),
-    jacobian_adjoint.jacobian_rows: _jacobian(jacobian_adjoint.jacobian_rows, "bars", ("out",)),
-    jacobian_adjoint.jacrev_blocks: _jacobian(jacobian_adjoint.jacrev_blocks, "bars", ("out",)),
+    jacobian_adjoint.jacobian_rows: _rows(jacobian_adjoint.jacobian_rows),
+    jacobian_adjoint.jacrev_blocks: _rows(jacobian_adjoint.jacrev_blocks),
     jacobian_adjoint.jacfwd_blocks: _jacobian(jacobian_adjoint.jacfwd_blocks, "ts", ("out", "x")),
     jacobian_adjoint.jacfwd_blocks_bar: _jacobian(jacobian_adjoint.jacfwd_blocks_bar, "c", ("ts", "out", "x")),
 }
