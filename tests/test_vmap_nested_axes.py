@@ -188,3 +188,24 @@ def test_vmap_of_derivatives_whose_programs_call_the_rank_helpers_match_jax(whic
         got = srcjax.vmap(sj(_layer), in_axes=(0, None))(x, w)
         want = jax.vmap(jj(_jlayer), in_axes=(0, None))(x, w)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
+
+
+def _pairwise_total(x, y):
+    d = srcjax.vmap(srcjax.vmap(dist, in_axes=(None, 0)), in_axes=(0, None))(x, y)
+    return np.sum(d * d)
+
+
+def _jpairwise_total(x, y):
+    d = jax.vmap(jax.vmap(jdist, in_axes=(None, 0)), in_axes=(0, None))(x, y)
+    return jnp.sum(d * d)
+
+
+@pytest.mark.parametrize("which", ["grad", "jacfwd", "jacrev"])
+def test_derivatives_of_a_nested_vmap_through_the_helpers_with_leading_axes_match_jax(which: str) -> None:
+    """The derivative of a program calling ``batch_align(y, x, 0, 1)``: its JVP is the helper again on the tangent,
+    its transpose a reshape (the leads are indices)."""
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal((3, 2)), rng.standard_normal((4, 2))
+    got = getattr(srcjax, which)(_pairwise_total, argnums=1)(x, y)
+    want = getattr(jax, which)(_jpairwise_total, argnums=1)(x, y)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
