@@ -209,3 +209,11 @@ def test_derivatives_of_a_nested_vmap_through_the_helpers_with_leading_axes_matc
     got = getattr(srcjax, which)(_pairwise_total, argnums=1)(x, y)
     want = getattr(jax, which)(_jpairwise_total, argnums=1)(x, y)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-10, atol=1e-12)
+
+
+def test_the_print_for_given_shapes_drops_the_aligns_with_leading_axes_that_change_nothing() -> None:
+    f = srcjax.vmap(srcjax.vmap(dist))
+    x, y = np.random.default_rng(6).standard_normal((2, 5, 4, 3))
+    text = srcjax.source(f, x, y)
+    assert "pow_1 = (x - y) ** 2" in text and "batch_align" not in text, text
+    np.testing.assert_allclose(np.asarray(f(x, y)), np.sqrt(np.sum((x - y) ** 2, axis=-1)), rtol=1e-12)
