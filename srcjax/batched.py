@@ -396,12 +396,16 @@ def batch_unpacked(a: Any, spec: Any) -> Any:
     return tuple(out)
 
 
-def batch_squeeze(a: Any, axis: Any) -> Any:
-    """``np.squeeze`` of every example (``axis=None``: the per-example axes of length 1)."""
+def batch_squeeze(a: Any, axis: Any, lead: int = 0) -> Any:
+    """``np.squeeze`` of every example (``axis=None``: the per-example axes of length 1; ``lead``: batch axes in
+    front of the batch axis, a vmap of the helper: transforms/batch_leading.py)."""
     if axis is None:
         shape = np.shape(a)
-        axis = tuple(i for i in range(1, len(shape)) if shape[i] == 1)
+        axis = tuple(i for i in range(lead + 1, len(shape)) if shape[i] == 1)
         return np.squeeze(a, axis=axis)
+    if lead:
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        return np.squeeze(a, axis=tuple(k + lead + 1 if k >= 0 else k for k in axes))
     return np.squeeze(a, axis=batch_axis(axis, a))
 
 

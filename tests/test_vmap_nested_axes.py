@@ -44,6 +44,10 @@ def row_sums(x, y):
     return np.sum(x * y, axis=-1) + np.max(y)
 
 
+def products(x, y):
+    return np.tanh(x @ y.T)
+
+
 def jdist(x, y):
     return jnp.sqrt(jnp.sum((x - y) ** 2))
 
@@ -56,11 +60,16 @@ def jrow_sums(x, y):
     return jnp.sum(x * y, axis=-1) + jnp.max(y)
 
 
-PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[..., Any], int, Callable[[int], int]]] = {
-    # name: (program, jax twin, least rank of the broadcast arguments, the result's rank from theirs)
-    "dist": (dist, jdist, 0, lambda r: 0),
-    "mixed": (mixed, jmixed, 0, lambda r: r),
-    "row_sums": (row_sums, jrow_sums, 1, lambda r: r - 1),
+def jproducts(x, y):
+    return jnp.tanh(x @ y.T)
+
+
+PROGRAMS: dict[str, tuple[Callable[..., Any], Callable[..., Any], int, Callable[[int, int], int]]] = {
+    # name: (program, jax twin, least rank of each argument, the result's rank from theirs)
+    "dist": (dist, jdist, 0, lambda r, s: 0),
+    "mixed": (mixed, jmixed, 0, max),
+    "row_sums": (row_sums, jrow_sums, 0, lambda r, s: max(r, s) - 1),
+    "products": (products, jproducts, 1, lambda r, s: r + s - 2),  # (batch_matmul: its operands' batch axes merged)
 }
 
 
@@ -78,13 +87,13 @@ def loop_vmap(f: Callable[..., Any], in_axes: tuple[int | None, ...], out_axes: 
 def nestings(draw: Any) -> tuple[str, tuple[int, int], list[tuple[tuple[int | None, int | None], int]]]:
     name = draw(st.sampled_from(sorted(PROGRAMS)))
     _, _, least, result_rank = PROGRAMS[name]
-    ranks = (draw(st.integers(0, 2)), draw(st.integers(0, 2)))
-    if max(ranks) < least:
-        ranks = (least, ranks[1])
+    ranks = (draw(st.integers(least, 2)), draw(st.integers(least, 2)))
+    if name == "row_sums" and max(ranks) == 0:
+        ranks = (1, ranks[1])
     depth = draw(st.integers(2, 3))
     levels = []
     cur = list(ranks)
-    out_rank = result_rank(max(ranks))
+    out_rank = result_rank(*ranks)
     for _ in range(depth):
         axes: list[int | None] = []
         for r in cur:

@@ -19,8 +19,11 @@ becomes, with ``x`` batched by the outer vmap (and not ``y``)::
 
 The result is again a call of the same helper, so a third vmap takes the same rule. A call whose lead is not a
 literal, or whose operand is a container batched leaf by leaf, keeps the general road (its body batched).
-A Jacobian's reshapes of its batched JVPs and VJPs (:mod:`srcjax.jacobian_adjoint`) take the same rule for
-their ``lead``. :func:`rule` gives the rule of a helper (None for every other function).
+``batch_squeeze(a, axis, lead)`` and a Jacobian's reshapes of its batched JVPs and VJPs
+(:mod:`srcjax.jacobian_adjoint`) take the same rule for their ``lead`` (``jacobian_rows``: ``lead_out`` too, for
+an ``out`` the outer vmap batches). The helpers whose effect is not a rank's (``batch_matmul``, the indexing
+helpers) merge the two batch axes instead (:mod:`.batch_nested`). :func:`rule` gives the rule of a helper (None
+for every other function).
 """
 
 from __future__ import annotations
@@ -94,9 +97,9 @@ def _rows(fn: Any) -> Rule:
     return apply
 
 
-def _jacobian(fn: Any, operand: str, refs: tuple[str, ...]) -> Rule:
-    """``fn(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references are not
-    (a hessian's jacfwd over its jacrev's JVP)."""
+def _leading(fn: Any, operand: str, refs: tuple[str, ...]) -> Rule:
+    """``fn(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references (shapes,
+    static arguments) are not (``batch_squeeze(a, axis)``; a hessian's jacfwd over its jacrev's JVP)."""
     def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
         lead = _literal(args.get("lead"), 0)
         if operand not in args or any(r not in args for r in refs) or type(lead) is not int or \
@@ -111,12 +114,13 @@ _RULES: dict[Any, Rule] = {
     batched.batch_align_b: _align(True),
     batched.batch_axes: _counted(batched.batch_axes, "x", (), "lead", 0),
     batched.batch_axis: _counted(batched.batch_axis, "x", ("axis",), "lead", 0),
+    batched.batch_squeeze: _leading(batched.batch_squeeze, "a", ("axis",)),
     # (the size is the operand's axis `axis`: the outer vmap's axis in front moves it by one)
     batched.batch_size_of: _counted(batched.batch_size_of, "x", (), "axis", 0),
     jacobian_adjoint.jacobian_rows: _rows(jacobian_adjoint.jacobian_rows),
     jacobian_adjoint.jacrev_blocks: _rows(jacobian_adjoint.jacrev_blocks),
-    jacobian_adjoint.jacfwd_blocks: _jacobian(jacobian_adjoint.jacfwd_blocks, "ts", ("out", "x")),
-    jacobian_adjoint.jacfwd_blocks_bar: _jacobian(jacobian_adjoint.jacfwd_blocks_bar, "c", ("ts", "out", "x")),
+    jacobian_adjoint.jacfwd_blocks: _leading(jacobian_adjoint.jacfwd_blocks, "ts", ("out", "x")),
+    jacobian_adjoint.jacfwd_blocks_bar: _leading(jacobian_adjoint.jacfwd_blocks_bar, "c", ("ts", "out", "x")),
 }
 
 

@@ -68,6 +68,8 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_winning_writes: _Spec("batch_winning_writes", (("x", "bx"),), "n", "flags"),
     # gathers whose index plan is Python logic on the flags (``(slice(None),) * axis + (indices,)``)
     batched_helpers.batch_take: _Spec("batch_take", (("a", "ba"), ("indices", "bi")), None, None, False),
+    # a product per example (its branches are Python logic on the operands' ranks and flags)
+    batched_helpers.batch_matmul: _Spec("batch_matmul", (("x1", "b1"), ("x2", "b2")), None, None, False),
     batched_helpers.batch_take_along_axis: _Spec("batch_take_along_axis", (("arr", "ba"), ("indices", "bi")), None,
                                                  None, False),
     # per-example sums and their transpose (linear helpers: a derivative calls them again, never their bodies)
