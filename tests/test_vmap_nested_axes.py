@@ -1,7 +1,8 @@
 """Nested vmap over random ``in_axes``/``out_axes`` and ranks (issue #15), and the batched helpers' own rules.
 
 A vmap of batched source calls the rank helpers of :mod:`srcjax.batched` (``batch_align``, ``batch_axes``,
-``batch_axis``, ``batch_size_of``) and a Jacobian's reshapes again with one more batch axis in front
+``batch_axis``, ``batch_squeeze``: their leading forms ``batch_align_at``, ...; ``batch_size_of``) and a
+Jacobian's reshapes again with one more batch axis in front
 (``transforms/batch_leading.py``) instead of batching their bodies. Every program here is checked against a Python
 loop over the examples running the user's function with NumPy and against ``jax.vmap``; the source of a vmap of a
 vmap calls the helpers, with no batched copy of one (``batch_align_vmap``).
@@ -149,7 +150,7 @@ def test_a_vmap_of_a_vmap_calls_the_rank_helpers_not_batched_copies_of_them(in_a
     np.testing.assert_allclose(np.asarray(f(x, y)), loop_vmap(loop_vmap(dist, inner, 0), outer, 0)(x, y), rtol=1e-12)
     text = srcjax.source(f)
     assert re.findall(r"^def (\w+)", text, re.M) == ["dist_vmap_vmap"], text
-    assert "batch_axes(pow_1, 1)" in text, text
+    assert "batch_axes_at(pow_1, 1)" in text, text
 
 
 def test_a_third_vmap_grows_the_leading_axes_again() -> None:
@@ -160,7 +161,7 @@ def test_a_third_vmap_grows_the_leading_axes_again() -> None:
     want = np.sqrt(np.sum((x - y) ** 2, axis=-1))
     np.testing.assert_allclose(np.asarray(f(x, y)), want, rtol=1e-12)
     text = srcjax.source(f)
-    assert "batch_align(x, y, 2, 0)" in text and "batch_axes(pow_1, 2)" in text, text
+    assert "batch_align_at(x, y, 2, 0)" in text and "batch_axes_at(pow_1, 2)" in text, text
 
 
 def _loss(x):

@@ -5,21 +5,23 @@ effect depends only on ranks: ``batch_align(x, y)`` gives the batched ``x`` as m
 has, ``batch_axes(x)`` names every per-example axis of ``x``, ``batch_size_of(x)`` reads the batch size. An
 outer vmap that batches their operands need not batch their bodies (a ``batch_align_vmap`` written out,
 normalized, simplified, lowered): per outer example ``b`` the call is the same helper on ``x[b]``, which is the
-helper on ``x`` told that one more batch axis stands in front. Each helper takes those axes as a parameter
-(``lead``), so the outer vmap writes one call::
+helper on ``x`` told that one more batch axis stands in front. Each has a leading form taking those axes
+(``batch_align_at``, ``batch_axes_at``, ``batch_axis_at``, ``batch_squeeze_at``: helpers of their own, so that the
+plain helpers, which every batched program calls, keep their signatures and their lowering's cost), so the outer
+vmap writes one call::
 
     pow_1 = (x - batch_align(y, x)) ** 2              # inner: y batched, x not
     s = np.sum(pow_1, axis=batch_axes(pow_1))
 
 becomes, with ``x`` batched by the outer vmap (and not ``y``)::
 
-    batch_align_1 = batch_align(y, x, 0, 1)           # y's rank is known per example: not batched
+    batch_align_1 = batch_align_at(y, x, 0, 1)        # y's rank is known per example: not batched
     pow_1 = (batch_align(x, batch_align_1) - batch_align_1) ** 2
-    s = np.sum(pow_1, axis=batch_axis(batch_axes(pow_1, 1), pow_1))
+    s = np.sum(pow_1, axis=batch_axis(batch_axes_at(pow_1, 1), pow_1))
 
-The result is again a call of the same helper, so a third vmap takes the same rule. A call whose lead is not a
+The result is again a call of the leading form, so a third vmap takes the same rule. A call whose lead is not a
 literal, or whose operand is a container batched leaf by leaf, keeps the general road (its body batched).
-``batch_squeeze(a, axis, lead)`` and a Jacobian's reshapes of its batched JVPs and VJPs
+A Jacobian's reshapes of its batched JVPs and VJPs
 (:mod:`srcjax.jacobian_adjoint`) take the same rule for their ``lead`` (``jacobian_rows``: ``lead_out`` too, for
 an ``out`` the outer vmap batches). The helpers whose effect is not a rank's (``batch_matmul``, the indexing
 helpers) merge the two batch axes instead (:mod:`.batch_nested`). :func:`rule` gives the rule of a helper (None
@@ -56,31 +58,31 @@ def _plain(st: State) -> bool | None:
     return True if fully_batched(st) else None if any_batched(st) else False
 
 
-def _align(b: bool) -> Rule:
-    """``batch_align(x, y, lead_x, lead_y)`` (``batch_align_b``: ``y`` batched by the inner vmap, one
-    batch axis more in front of its per-example axes): each lead grown by the outer vmap's axis where it batches
-    the operand. The result is batched where ``x`` is (``y`` is read for its rank only)."""
+def _align(b: int) -> Rule:
+    """``batch_align_at(x, y, lead_x, lead_y)`` (of ``batch_align``: leads 0, 0; of ``batch_align_b``, whose ``y``
+    the inner vmap batches: 0, ``b`` = 1): each lead grown by the outer vmap's axis where it batches the operand.
+    The result is batched where ``x`` is (``y`` is read for its rank only)."""
     def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
         bx, by = _plain(states.get("x", False)), _plain(states.get("y", False))
-        lx, ly = _literal(args.get("lead_x"), 0), _literal(args.get("lead_y"), 0)
+        lx, ly = _literal(args.get("lead_x"), 0), _literal(args.get("lead_y"), b)
         if bx is None or by is None or type(lx) is not int or type(ly) is not int or "x" not in args or \
                 "y" not in args:
             return None
-        return f"batch_align({args['x']}, {args['y']}, {lx + bx}, {ly + by + b})", bx
+        return f"batch_align_at({args['x']}, {args['y']}, {lx + bx}, {ly + by})", bx
     return apply
 
 
-def _counted(fn: Any, operand: str, extra: tuple[str, ...], param: str, default: int) -> Rule:
-    """``fn(..., operand, ..., param + 1)`` for a helper whose result (static: axes, a size) reads ``operand`` for
-    its shape only: where the outer vmap batches the operand, one more of its axes stands in front."""
+def _counted(name: str, operand: str, extra: tuple[str, ...], param: str) -> Rule:
+    """``name(*extra, operand, param + 1)`` for a helper whose result (static: axes, a size) reads ``operand`` for
+    its shape only: where the outer vmap batches the operand, one more of its axes stands in front (``param``
+    absent: 0, the helper without leading axes)."""
     def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
         st = _plain(states.get(operand, False))
-        n = _literal(args.get(param), default)
+        n = _literal(args.get(param), 0)
         if not st or type(n) is not int or operand not in args or \
                 any(p not in args or any_batched(states.get(p, False)) for p in extra):
             return None
-        params = (*extra, operand) if fn is batched.batch_axis else (operand,)
-        return f"{fn.__name__}({', '.join(args[p] for p in params)}, {n + 1})", False
+        return f"{name}({', '.join(args[p] for p in (*extra, operand))}, {n + 1})", False
     return apply
 
 
@@ -97,30 +99,35 @@ def _rows(fn: Any) -> Rule:
     return apply
 
 
-def _leading(fn: Any, operand: str, refs: tuple[str, ...]) -> Rule:
-    """``fn(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references (shapes,
+def _leading(name: str, operand: str, refs: tuple[str, ...]) -> Rule:
+    """``name(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references (shapes,
     static arguments) are not (``batch_squeeze(a, axis)``; a hessian's jacfwd over its jacrev's JVP)."""
     def apply(args: dict[str, str], states: dict[str, State]) -> tuple[str, State] | None:
         lead = _literal(args.get("lead"), 0)
         if operand not in args or any(r not in args for r in refs) or type(lead) is not int or \
                 not fully_batched(states.get(operand, False)) or any(any_batched(states.get(r, False)) for r in refs):
             return None
-        return f"{fn.__name__}({', '.join(args[p] for p in (operand, *refs))}, {lead + 1})", True
+        return f"{name}({', '.join(args[p] for p in (operand, *refs))}, {lead + 1})", True
     return apply
 
 
 _RULES: dict[Any, Rule] = {
-    batched.batch_align: _align(False),
-    batched.batch_align_b: _align(True),
-    batched.batch_axes: _counted(batched.batch_axes, "x", (), "lead", 0),
-    batched.batch_axis: _counted(batched.batch_axis, "x", ("axis",), "lead", 0),
-    batched.batch_squeeze: _leading(batched.batch_squeeze, "a", ("axis",)),
+    # (the rank helpers: their leading form, a helper of its own, called again with one more)
+    batched.batch_align: _align(0),
+    batched.batch_align_b: _align(1),
+    batched.batch_align_at: _align(0),
+    batched.batch_axes: _counted("batch_axes_at", "x", (), "lead"),
+    batched.batch_axes_at: _counted("batch_axes_at", "x", (), "lead"),
+    batched.batch_axis: _counted("batch_axis_at", "x", ("axis",), "lead"),
+    batched.batch_axis_at: _counted("batch_axis_at", "x", ("axis",), "lead"),
+    batched.batch_squeeze: _leading("batch_squeeze_at", "a", ("axis",)),
+    batched.batch_squeeze_at: _leading("batch_squeeze_at", "a", ("axis",)),
     # (the size is the operand's axis `axis`: the outer vmap's axis in front moves it by one)
-    batched.batch_size_of: _counted(batched.batch_size_of, "x", (), "axis", 0),
+    batched.batch_size_of: _counted("batch_size_of", "x", (), "axis"),
     jacobian_adjoint.jacobian_rows: _rows(jacobian_adjoint.jacobian_rows),
     jacobian_adjoint.jacrev_blocks: _rows(jacobian_adjoint.jacrev_blocks),
-    jacobian_adjoint.jacfwd_blocks: _leading(jacobian_adjoint.jacfwd_blocks, "ts", ("out", "x")),
-    jacobian_adjoint.jacfwd_blocks_bar: _leading(jacobian_adjoint.jacfwd_blocks_bar, "c", ("ts", "out", "x")),
+    jacobian_adjoint.jacfwd_blocks: _leading("jacfwd_blocks", "ts", ("out", "x")),
+    jacobian_adjoint.jacfwd_blocks_bar: _leading("jacfwd_blocks_bar", "c", ("ts", "out", "x")),
 }
 
 
