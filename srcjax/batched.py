@@ -64,7 +64,8 @@ from .order_stats import (  # noqa: F401  (generated batched code imports them f
 from .pytree import is_tree, item_key, item_keys, tree_get, tree_set
 
 __all__ = [  # what generated batched source imports (transforms/batch.py)
-    "batch_align", "batch_align_b", "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
+    "batch_align", "batch_align_b", "batch_align_at", "batch_axes_at", "batch_axis_at", "batch_squeeze_at",
+    "batch_broadcast", "batch_broadcast_items", "batch_tree_add",
     "batch_moveaxis_items", "batch_axis", "batch_axes", "batch_select", "batch_select_items", "batch_choose",
     "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows", "batch_size_of_any",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take", "batch_take_along_axis",
@@ -106,6 +107,16 @@ def batch_align_b(x: Any, y: Any) -> Any:
     """The batched ``x`` with at least as many per-example axes as the batched ``y``."""
     k = np.ndim(y) - np.ndim(x)
     return np.reshape(x, np.shape(x)[:1] + (1,) * k + np.shape(x)[1:]) if k > 0 else x
+
+
+@linear_params("x", shape=("y",))
+def batch_align_at(x: Any, y: Any, lead_x: int, lead_y: int) -> Any:
+    """:func:`batch_align` (``lead_x``, ``lead_y``: 0, 0) and :func:`batch_align_b` (0, 1) where outer vmaps put
+    ``lead_x`` batch axes in front of ``x``'s own and ``lead_y`` in front of ``y``'s per-example axes: a vmap of
+    batched source calls it again with one more (transforms/batch_leading.py). (A helper of its own, not defaults
+    of theirs: the lowering binds a default again at every call of theirs.)"""
+    k = (np.ndim(y) - lead_y) - (np.ndim(x) - lead_x - 1)
+    return np.reshape(x, np.shape(x)[:lead_x + 1] + (1,) * k + np.shape(x)[lead_x + 1:]) if k > 0 else x
 
 
 def batch_tree_add(a: Any, b: Any) -> Any:
@@ -238,6 +249,19 @@ def batch_axis(axis: Any, x: Any) -> Any:
 def batch_axes(x: Any) -> tuple[int, ...]:
     """Every per-example axis of the batched ``x``."""
     return tuple(range(1, np.ndim(x)))
+
+
+def batch_axes_at(x: Any, lead: int) -> tuple[int, ...]:
+    """:func:`batch_axes` of ``x`` after ``lead`` batch axes of outer vmaps (transforms/batch_leading.py)."""
+    return tuple(range(1, np.ndim(x) - lead))
+
+
+def batch_axis_at(axis: Any, x: Any, lead: int) -> Any:
+    """:func:`batch_axis` of ``x`` after ``lead`` batch axes of outer vmaps (transforms/batch_leading.py): axes
+    of one outer example's value."""
+    if axis is None:
+        return tuple(range(1, np.ndim(x) - lead))
+    return batch_axis(axis, x)
 
 
 def batch_flat_axis(x: Any) -> Any:
@@ -400,6 +424,15 @@ def batch_squeeze(a: Any, axis: Any) -> Any:
         axis = tuple(i for i in range(1, len(shape)) if shape[i] == 1)
         return np.squeeze(a, axis=axis)
     return np.squeeze(a, axis=batch_axis(axis, a))
+
+
+def batch_squeeze_at(a: Any, axis: Any, lead: int) -> Any:
+    """:func:`batch_squeeze` of ``a`` after ``lead`` batch axes of outer vmaps (transforms/batch_leading.py)."""
+    shape = np.shape(a)
+    if axis is None:
+        return np.squeeze(a, axis=tuple(i for i in range(lead + 1, len(shape)) if shape[i] == 1))
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    return np.squeeze(a, axis=tuple(k + lead + 1 if k >= 0 else k for k in axes))
 
 
 def batch_broadcast_to(a: Any, shape: Any, batched: bool) -> Any:

@@ -24,18 +24,18 @@ JACOBIAN_HELPERS = ["jacobian_rows", "leaf_bases", "jacfwd_blocks", "jacrev_bloc
 
 
 @linear_params("bars", shape=("out",))
-@index_params("lead")
-def jacobian_rows(bars: Any, out: Any, lead: int = 0) -> Any:
+@index_params("lead", "lead_out")
+def jacobian_rows(bars: Any, out: Any, lead: int = 0, lead_out: int = 0) -> Any:
     """The Jacobian of ``out`` by an argument from the argument's cotangents ``bars`` for a basis of
     ``out``'s cotangents (the basis axis first): each leaf as ``out.shape + its own shape`` (JAX's
     layout for an argument that is a container: its structure, a block per leaf). ``lead``: batch axes in front
-    of the basis axis (a vmap of the helper, ``bars`` batched and ``out`` not: transforms/batch_nested.py)."""
+    of the basis axis, ``lead_out``: in front of ``out``'s axes (a vmap of the helper: transforms/batch_leading.py)."""
     if is_tree(bars):
         rows = []
         for b in tree_leaves(bars):
-            rows.append(np.reshape(b, np.shape(b)[:lead] + np.shape(out) + np.shape(b)[lead + 1:]))
+            rows.append(np.reshape(b, np.shape(b)[:lead] + np.shape(out)[lead_out:] + np.shape(b)[lead + 1:]))
         return from_leaves(bars, rows)
-    return np.reshape(bars, np.shape(bars)[:lead] + np.shape(out) + np.shape(bars)[lead + 1:])
+    return np.reshape(bars, np.shape(bars)[:lead] + np.shape(out)[lead_out:] + np.shape(bars)[lead + 1:])
 
 
 @index_params("x")  # (constants: x read for its structure, shapes and dtypes only)
@@ -77,14 +77,14 @@ def jacfwd_blocks(ts: Any, out: Any, x: Any, lead: int = 0) -> Any:
 
 
 @linear_params("bars", shape=("out",))
-@index_params("lead")
-def jacrev_blocks(bars: Any, out: Any, lead: int = 0) -> Any:
+@index_params("lead", "lead_out")
+def jacrev_blocks(bars: Any, out: Any, lead: int = 0, lead_out: int = 0) -> Any:
     """jacrev from the argument's cotangents ``bars`` of the batched VJPs for ``leaf_bases(out)`` (one per
-    leaf of ``out``): JAX's layout, ``out``'s structure outside, the argument's inside (``lead``: as
+    leaf of ``out``): JAX's layout, ``out``'s structure outside, the argument's inside (``lead``, ``lead_out``: as
     :func:`jacobian_rows`)."""
     rows = []
     for k, o in enumerate(tree_leaves(out)):
-        rows.append(jacobian_rows(bars[k], o, lead))
+        rows.append(jacobian_rows(bars[k], o, lead, lead_out))
     return from_leaves(out, rows)
 
 

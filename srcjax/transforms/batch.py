@@ -829,12 +829,10 @@ class FunctionWriter:
                 *(f"{k}={shaped.get(v, v)}" for k, v in op.call_kwargs.items())]
         if not any(any_batched(s) or isinstance(s, Stack) for s in states):
             return f"{callee}({', '.join(args)})", False
-        nested = batch_nested.rule(nf.fn)  # (batched source's indexing helpers with a key batched again)
-        if nested is not None:
-            texts = {p: a for p, a in bound.arguments.items() if isinstance(a, str)}
-            merged = nested(self, texts, dict(zip(params, states)), ind)
-            if merged is not None:
-                return merged, True
+        texts = {p: a for p, a in bound.arguments.items() if isinstance(a, str)}
+        called = batch_nested.called(self, nf.fn, texts, dict(zip(params, states)), ind)  # (batched source's helpers)
+        if called is not None:
+            return called
         name, ret, needs, effects, args = batch_containers.called(self, nf, params, states, bound, args)
         if op.kind == "custom":
             self.b.custom_rules(name, nf, tuple(states), ret)

@@ -33,14 +33,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import batched as batched_helpers
-from .. import jacobian_adjoint
 from ..frontend.names import text_names
-from .batch_state import State, Tree, any_batched, fully_batched, item, parts_of
+from . import batch_leading
+from .batch_state import State, Tree, any_batched, item, parts_of
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
 
-__all__ = ["rule"]
+__all__ = ["called", "rule"]
 
 
 class _Spec:
@@ -68,6 +68,8 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_winning_writes: _Spec("batch_winning_writes", (("x", "bx"),), "n", "flags"),
     # gathers whose index plan is Python logic on the flags (``(slice(None),) * axis + (indices,)``)
     batched_helpers.batch_take: _Spec("batch_take", (("a", "ba"), ("indices", "bi")), None, None, False),
+    # a product per example (its branches are Python logic on the operands' ranks and flags)
+    batched_helpers.batch_matmul: _Spec("batch_matmul", (("x1", "b1"), ("x2", "b2")), None, None, False),
     batched_helpers.batch_take_along_axis: _Spec("batch_take_along_axis", (("arr", "ba"), ("indices", "bi")), None,
                                                  None, False),
     # per-example sums and their transpose (linear helpers: a derivative calls them again, never their bodies)
@@ -89,29 +91,28 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_index_update_bar: _Spec("batch_index_update_bar", (("g", True), ("x", "bx"),
                                                                              ("value", "bv")), "n", "flags",
                                                   summed="value"),
-    batched_helpers.batch_align: _Spec("batch_align", (("x", True),), None, None, False),
-    batched_helpers.batch_align_b: _Spec("batch_align_b", (("x", True), ("y", True)), None, None, False),
 }
 
 
-# a Jacobian's reshapes of its batched JVPs and VJPs (srcjax/jacobian_adjoint.py) under a vmap that batches the
-# tangents or cotangents (the operand, every leaf) and not the reference values: the helper again, with one batch
-# axis more in front (``lead``), instead of its body batched (a hessian's jacfwd over its jacrev's JVP)
-_LEADING: dict[Any, tuple[str, tuple[str, ...]]] = {
-    jacobian_adjoint.jacobian_rows: ("bars", ("out",)),
-    jacobian_adjoint.jacrev_blocks: ("bars", ("out",)),
-    jacobian_adjoint.jacfwd_blocks: ("ts", ("out", "x")),
-    jacobian_adjoint.jacfwd_blocks_bar: ("c", ("ts", "out", "x")),
-}
+def called(w: FunctionWriter, fn: Any, args: dict[str, str], states: dict[str, State],
+           ind: int) -> tuple[str, State] | None:
+    """The outer vmap's call of a helper of batched source and its result's state, by the helper's own rule
+    (:mod:`.batch_leading`'s, then :func:`rule`'s); None for any other function, or where no rule applies."""
+    leading = batch_leading.rule(fn)
+    if leading is not None:
+        out = leading(args, states)
+        if out is not None:
+            return out
+    nested = rule(fn)
+    merged = nested(w, args, states, ind) if nested is not None else None
+    return (merged, True) if merged is not None else None
 
 
 def rule(fn: Any) -> Callable[[FunctionWriter, dict[str, str], dict[str, State], int], str | None] | None:
-    """The outer batching rule of a :mod:`srcjax.batched` indexing helper or a Jacobian's helper, None for any
-    other function. The rule gives the batched call's text, or None where it does not apply (a key that is not a
-    tuple, a container operand): the helper's body is batched then, as any helper's."""
-    leading = _LEADING.get(fn)
-    if leading is not None:
-        return lambda w, args, states, ind: _leading(fn, *leading, args, states)
+    """The outer batching rule of a :mod:`srcjax.batched` indexing helper, None for any other function (the
+    helpers taking their leading batch axes: :mod:`.batch_leading`). The rule gives the batched call's text, or
+    None where it does not apply (a key that is not a tuple, a container operand): the helper's body is batched
+    then, as any helper's."""
     spec = _SPECS.get(fn)
     if spec is None:
         return None
@@ -120,16 +121,6 @@ def rule(fn: Any) -> Callable[[FunctionWriter, dict[str, str], dict[str, State],
         return _merged(w, spec, args, states, ind)
 
     return apply
-
-
-def _leading(fn: Any, operand: str, refs: tuple[str, ...], args: dict[str, str],
-             states: dict[str, State]) -> str | None:
-    """``fn(operand, *refs, lead + 1)`` where the operand is batched, every leaf, and the references are not."""
-    lead = _literal(args.get("lead", "0"))
-    if operand not in args or any(r not in args for r in refs) or not isinstance(lead, int) or \
-            not fully_batched(states.get(operand, False)) or any(any_batched(states.get(r, False)) for r in refs):
-        return None
-    return f"{fn.__name__}({', '.join(args[p] for p in (operand, *refs))}, {lead + 1})"
 
 
 def _literal(text: str | None) -> Any:

@@ -61,6 +61,7 @@ RULES: dict[Any, dict[str, str]] = {
     batched.batch_expand_reduced_bar: {"c": "batch_expand_reduced(out_bar, c, axis, keepdims, bg, True)"},
     batched.batch_align: {"x": "np.reshape(out_bar, np.shape(x))"},  # (new length-1 axes, or x itself)
     batched.batch_align_b: {"x": "np.reshape(out_bar, np.shape(x))"},
+    batched.batch_align_at: {"x": "np.reshape(out_bar, np.shape(x))"},
     batched.batch_reshape: {"a": "np.reshape(out_bar, np.shape(a))"},
     batched.batch_broadcast: {"x": "batch_summed_items(out_bar, x, False)"},  # (a repeat along a new batch axis)
     # a vmap of batched source: its two batch axes merged into one (broadcast along a level not batched), split again

@@ -5,8 +5,8 @@ A batched program (``vmap``; ``hessian``, ``jacfwd`` and ``jacrev``, which are o
 VJP) aligns ranks per example with helpers whose effect depends on shapes only. For the shapes
 the specializer recorded (the batch axis included), each rule below is exact:
 
-- ``batch_align(x, y)``, ``batch_align_b(x, y)`` add length-1 axes after the batch axis, or return
-  ``x`` itself: a result with ``x``'s abstract value is ``x``;
+- ``batch_align(x, y)``, ``batch_align_b(x, y)`` (``batch_align_at(x, y, lead_x, lead_y)``: after leading batch
+  axes) add length-1 axes after the batch axis, or return ``x`` itself: a result with ``x``'s abstract value is ``x``;
 - ``batch_unbroadcast(g, x, True, _)`` of a batched ``g`` with the result's abstract value sums no
   axis (or only length-1 ones) and reshapes to the shape it has: ``g``;
 - ``batch_broadcast_like(t, y, True, _)`` of a batched ``t`` with the result's abstract value
@@ -44,7 +44,7 @@ from ..frontend.names import Visitor
 
 Fact = tuple[Any, ...]
 
-IDENTITIES = ("batch_align", "batch_align_b", "batch_unbroadcast", "batch_broadcast_like")
+IDENTITIES = ("batch_align", "batch_align_b", "batch_align_at", "batch_unbroadcast", "batch_broadcast_like")
 PURE_BUILTINS = frozenset({"range", "tuple", "list", "len", "int", "float", "bool", "abs", "min", "max",
                            "zip", "enumerate", "reversed", "isinstance", "sorted", "all", "any",
                            "sum", "round", "divmod"})
@@ -65,7 +65,7 @@ def rewrite_call(fn: str, args: list[cst.BaseExpression], ft: Fact,
     if fn == "taken" and f0 == ft and ft[2].kind in "biu":  # (an integer's or a boolean's: no cotangent to mask)
         return ("same", names[0])
     if fn in IDENTITIES and f0 == ft:
-        if fn in ("batch_align", "batch_align_b") and len(args) == 2:
+        if fn in ("batch_align", "batch_align_b") and len(args) == 2 or fn == "batch_align_at" and len(args) == 4:
             return ("same", names[0])
         if fn in ("batch_unbroadcast", "batch_broadcast_like") and len(args) == 4 and _flag(args[2]) is True:
             return ("same", names[0])
