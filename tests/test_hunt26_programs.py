@@ -40,11 +40,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     "vmap: cannot batch the argument 'zip(zip_1, reversed_3)'",
 )
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
-KNOWN_INTERNAL: tuple[str, ...] = (
-    # lbfgs_logreg: `if s_hist:` (a list's truthiness, static) became a lax.cond on the list, and the loop over
-    # `zip(zip(s_hist, y_hist), reversed(alphas))` a fori_loop indexing the zip
-    "object of type 'zip' has no len()",
-)
+KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
 KNOWN_WRONG: dict[tuple[str, ...], str] = {}
 

@@ -52,7 +52,7 @@ import libcst as cst
 from ..adjoint import is_tape_name
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from . import closure_reads, data_bound_index, loop_returns
+from . import closure_reads, data_bound_index, length_tests, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
 from .branch_checks import decided_here
 from .dict_names import keyed_loop
@@ -549,6 +549,13 @@ class Functionalizer:
         return ok and getattr(fn, "__module__", None) in ("srcjax.tree_util", "srcjax.pytree") and \
             getattr(fn, "__name__", None) in ("tree_leaves", "leaves_like")
 
+    def iterator_call(self, e: cst.BaseExpression) -> bool:
+        """Whether ``e`` is a call of ``zip``, ``enumerate``, ``reversed``, ``map`` or ``filter`` (an iterator)."""
+        if e.__class__ is not cst.Call:
+            return False
+        ok, fn = self.bta.resolve(e.func)  # type: ignore[attr-defined]
+        return ok and fn in (zip, enumerate, reversed, map, filter)
+
     def for_stmt(self, s: cst.For, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         sp = self.span(s)
         flagged = id(s) in self.bta.flagged
@@ -563,7 +570,9 @@ class Functionalizer:
         rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         zipped = self.zipped_rows(s) if flagged and rng is None else None  # (v, v_dot in zip(x, x_dot))
-        rows = (rows or zipped is not None) and not self.listed(s.iter)
+        # (`zip(...)`, `reversed(...)`: a Python iterator, never indexed by a loop counter: lbfgs's
+        # `for (s, y), (rho, a) in zip(zip(s_hist, y_hist), reversed(alphas))` was `zip(...)[i]`, an internal error)
+        rows = (rows and not self.iterator_call(s.iter) or zipped is not None) and not self.listed(s.iter)
         body = list(s.body.body)
         breaks, conts = own_exits(body)
         head = self.live.loop_head(s, after)
@@ -766,6 +775,14 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
         return nf
     taken, dynamic = set(taken), tuple(dynamic)
     bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
+    if (bta.length_tests or bta.containers) and nf.plain is None:  # `if hist:` of a list: `if len(hist) > 0`
+        f = Functionalizer(nf, bta, taken)
+        rewritten = length_tests.rewrite(body, bta.length_tests, bta.containers, f.fresh, f.spans, f.keep)
+        if rewritten is not None:
+            body = rewritten
+            fdef = fdef.with_changes(body=fdef.body.with_changes(body=body))
+            nf = dataclasses.replace(nf, fdef=fdef, spans=f.spans, temps=nf.temps | f.invented)
+            bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
     if not bta.flagged and not any(isinstance(s, cst.If) and bta.of(s.test) == DYNAMIC for s, _ in walk(body)) \
             and not any(isinstance(s, cst.For) for s, _ in walk(body)):
         return nf

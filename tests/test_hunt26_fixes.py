@@ -1,0 +1,126 @@
+"""Regressions of hunt 26 (tests/hunt26_programs.py): Python lists tested and walked inside the loop that fills
+them (L-BFGS's histories), and ``srcjax.jvp``/``srcjax.vjp`` inside compiled code of a function with a tuple
+default."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import srcjax
+
+from . import hunt26_programs as hp
+
+jax = pytest.importorskip("jax")
+jax.config.update("jax_enable_x64", True)
+jnp = jax.numpy
+
+
+def _tested(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        hist = []
+        out = x
+        for _ in range(n):
+            if hist:  # (empty at the first pass only)
+                g = x * 2.0
+            else:
+                g = x * 3.0
+            out = out * g
+            hist.append(out)
+        return np.sum(out)
+    return f
+
+
+def _walked(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        hist = []
+        out = x
+        for _ in range(n):
+            g = 1.0
+            for h in hist:  # (one more item at each pass)
+                g = g + 0.1 * np.sum(h)
+            if not hist:
+                g = g * 2.0
+            out = out * g
+            hist.append(out)
+        return np.sum(out)
+    return f
+
+
+def _items(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        hist = []
+        out = x
+        for _ in range(n):
+            if hist:
+                g = np.sum(hist[-1])  # (read only where the list has items)
+            else:
+                g = 1.0
+            out = out * g
+            hist.append(out)
+        return out
+    return f
+
+
+X = np.array([0.5, 1.5])
+XS = np.stack([X, X + 0.25])
+
+
+@pytest.mark.parametrize("make", [_tested, _walked], ids=["tested", "walked"])
+def test_grad_through_a_list_the_loop_appends_to(make: Callable[..., Any]) -> None:
+    # `if hist:` was replayed by the adjoint on the full list (the branch of the last pass at every pass: a silent
+    # wrong gradient, 5.5 for 6.0); `for h in hist` walked every item at every pass (an internal IndexError)
+    f, want = make(np), jax.grad(make(jnp))
+    np.testing.assert_allclose(srcjax.grad(f)(X), want(X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.vmap(srcjax.grad(f))(XS), jax.vmap(want)(XS), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jacfwd(f)(X), want(X), rtol=1e-12)
+
+
+def test_an_if_on_a_list_of_arrays_is_a_python_if() -> None:
+    # (was a lax.cond on the list: vmap read `hist[-1]` of the empty list, grad an unbound value)
+    f, fj = _items(np), _items(jnp)
+    assert "srcjax.lax.cond" not in srcjax.source(srcjax.jit(f))
+    np.testing.assert_allclose(srcjax.vmap(f)(XS), jax.vmap(fj)(XS), rtol=1e-12)
+    g = srcjax.grad(lambda x: np.sum(f(x)))
+    np.testing.assert_allclose(g(X), jax.grad(lambda x: jnp.sum(fj(x)))(X), rtol=1e-12)
+
+
+def test_a_loop_over_a_zip_of_lists_with_a_renamed_target_is_not_indexed() -> None:
+    # lbfgs_logreg's `for (s, yv), (rho, a) in zip(zip(s_hist, y_hist), reversed(alphas))` (its names bound again
+    # elsewhere) became a fori_loop over `zip(...)[i]`: "object of type 'zip' has no len()"
+    r = np.random.default_rng(0)
+    w, X2, y = 0.3 * r.standard_normal(3), r.standard_normal((6, 3)), r.integers(0, 2, 6).astype(np.float64)
+    got = srcjax.jit(hp.lbfgs_logreg)(w, X2, y)
+    for a, b in zip(got, hp.lbfgs_logreg(w, X2, y)):
+        np.testing.assert_allclose(a, b, rtol=1e-10)
+
+
+def _taps(x, taps=(0.25, 0.5)):  # noqa: ANN001, ANN202
+    return np.sin(x) * taps[0] + x * taps[1]
+
+
+_W = np.array([1.0, 2.0])
+
+
+def _weights(x, w=_W):  # noqa: ANN001, ANN202
+    return np.sin(x) * w
+
+
+def test_jvp_and_vjp_inside_compiled_code_pass_a_tuple_default() -> None:
+    # (the generated jvp takes every parameter, then the tangents: the tangent was bound to `taps`, "missing a
+    # required argument: 'x_dot'")
+    t = np.cos(X)
+    out, tan = srcjax.jit(lambda a: srcjax.jvp(_taps, (a,), (np.cos(a),)))(X)
+    np.testing.assert_allclose(tan, (0.25 * np.cos(X) + 0.5) * t, rtol=1e-12)
+
+    def pulled(a):  # noqa: ANN001, ANN202
+        y, back = srcjax.vjp(_taps, a)
+        return back(np.ones(2))
+
+    np.testing.assert_allclose(srcjax.jit(pulled)(X)[0], 0.25 * np.cos(X) + 0.5, rtol=1e-12)
+    with pytest.raises(srcjax.TranspileError, match="parameter `w` keeps its default") as e:
+        srcjax.jit(lambda a: srcjax.jvp(_weights, (a,), (np.cos(a),)))(X)
+    assert "test_hunt26_fixes.py" in str(e.value) and "pass it" in str(e.value)
