@@ -194,6 +194,35 @@ def lbfgs_logreg(w, X, y, lam=0.1, iters=4, m=2, lr=1.0):
     return w, loss
 
 
+def lbfgs_sliced(w, X, y, lam=0.1, iters=4, m=2):
+    # lbfgs_logreg with the histories trimmed by slicing (`s_hist = s_hist[1:]`, what the refusal of `.pop(0)`
+    # under derivatives suggests), the first direction scaled by a test of the list
+    s_hist, y_hist = [], []
+    loss, g = _logreg_loss_grad(w, X, y, lam)
+    for it in range(iters):
+        q = g
+        alphas = []
+        for s, yv in zip(reversed(s_hist), reversed(y_hist)):
+            rho = 1.0 / np.dot(yv, s)
+            a = rho * np.dot(s, q)
+            q = q - a * yv
+            alphas.append((rho, a))
+        gamma = np.dot(s_hist[-1], y_hist[-1]) / np.dot(y_hist[-1], y_hist[-1]) if s_hist else 1.0
+        r = gamma * q
+        for (s, yv), (rho, a) in zip(zip(s_hist, y_hist), reversed(alphas)):
+            b = rho * np.dot(yv, r)
+            r = r + s * (a - b)
+        w_new = w - r
+        loss, g_new = _logreg_loss_grad(w_new, X, y, lam)
+        s_hist.append(w_new - w)
+        y_hist.append(g_new - g)
+        if len(s_hist) > m:
+            s_hist = s_hist[1:]
+            y_hist = y_hist[1:]
+        w, g = w_new, g_new
+    return w, loss
+
+
 def spearman(x, y):
     def ranks(a):
         order = np.argsort(a)

@@ -124,3 +124,43 @@ def test_jvp_and_vjp_inside_compiled_code_pass_a_tuple_default() -> None:
     with pytest.raises(srcjax.TranspileError, match="parameter `w` keeps its default") as e:
         srcjax.jit(lambda a: srcjax.jvp(_weights, (a,), (np.cos(a),)))(X)
     assert "test_hunt26_fixes.py" in str(e.value) and "pass it" in str(e.value)
+
+
+def _two_loop(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        s_hist, alphas = [], []
+        r = x
+        s = 0.0
+        for _ in range(n):
+            for s, a in zip(s_hist, alphas):
+                r = r + s * a
+            for (s, a), b in zip(zip(s_hist, alphas), reversed(alphas)):  # (`s`, `a` bound again above)
+                r = r + s * a * b
+            s_hist.append(r)
+            alphas.append(r * 0.5)
+            if len(s_hist) > 1:
+                s_hist = s_hist[1:]
+                alphas = alphas[1:]
+        return np.sum(r + s)
+    return f
+
+
+def test_grad_through_a_loop_over_a_zip_of_a_zip_with_names_bound_again() -> None:
+    # (its target was renamed whole, `for s_a_b_item in zip(...)`: "cannot differentiate a loop over `zip(zip(...),
+    # reversed(...))` yet", with no position, or the enclosing loop's)
+    f, want = _two_loop(np), jax.grad(_two_loop(jnp))
+    np.testing.assert_allclose(srcjax.grad(f)(X), want(X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jit(f)(X), _two_loop(jnp)(X), rtol=1e-12)
+
+
+def _popped(x):  # noqa: ANN001, ANN202
+    hist = [x, 2.0 * x, 3.0 * x]
+    hist.pop(0)
+    return np.sum(hist[0] * hist[1])
+
+
+def test_the_refusal_of_pop_0_under_derivatives_suggests_a_slice() -> None:
+    # (the hint wrote `hist = [hist[0], hist[2]]`, which keeps the item popped)
+    with pytest.raises(srcjax.TranspileError, match=r"hist = hist\[1:\]") as e:
+        srcjax.grad(_popped)(X)
+    assert "test_hunt26_fixes.py" in str(e.value)

@@ -376,15 +376,21 @@ _CONTAINER_DISPLAYS = (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp
 
 def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set[str]:
     """The names of ``body`` every binding of which makes a Python list, tuple or dict (a display, a
-    comprehension, ``list(...)``, ``tuple(...)``, ``dict(...)``, ``sorted(...)``); not a parameter."""
+    comprehension, ``list(...)``, ``tuple(...)``, ``dict(...)``, ``sorted(...)``, a slice of such a name:
+    ``hist = hist[1:]``); not a parameter."""
     made: set[str] = set()
     other: set[str] = set(params)
+    sliced: list[tuple[str, str]] = []  # (name, the name it is a slice of)
 
     def pair(target: Any, value: Any) -> None:
         if target.__class__ is cst.Name:
             call = value.__class__ is cst.Call and resolve(value.func) in (
                 (True, list), (True, tuple), (True, dict), (True, sorted))
-            (made if value.__class__ in _CONTAINER_DISPLAYS or call else other).add(target.value)
+            if value.__class__ is cst.Subscript and value.value.__class__ is cst.Name and len(value.slice) == 1 \
+                    and value.slice[0].slice.__class__ is cst.Slice:
+                sliced.append((target.value, value.value.value))
+            else:
+                (made if value.__class__ in _CONTAINER_DISPLAYS or call else other).add(target.value)
         elif target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) and \
                 len(target.elements) == len(value.elements) and \
                 not any(e.__class__ is cst.StarredElement for e in (*target.elements, *value.elements)):
@@ -399,7 +405,12 @@ def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set
                 pair(t.target, st.value)
         else:
             other.update(_bound_names(st))
-    return made - other
+    out = made - other  # (less the slices of other names, to a fixed point)
+    while True:
+        bad = {n for n, base in sliced if base not in out}
+        if not bad & out:
+            return out
+        out -= bad
 
 
 def _bound_names(st: Any) -> list[str]:

@@ -94,7 +94,7 @@ class VJP:
         self.bta = BindingTimes(nf, nf.plain_fdef, body, dynamic=self.active_params)  # (differentiated: arrays)
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
-        body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names)
+        body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names, self.spans)
         self.act.active = self.act.active - constant_names(body, self.act, self.params)  # (no cotangent)
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
