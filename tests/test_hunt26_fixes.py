@@ -164,3 +164,55 @@ def test_the_refusal_of_pop_0_under_derivatives_suggests_a_slice() -> None:
     with pytest.raises(srcjax.TranspileError, match=r"hist = hist\[1:\]") as e:
         srcjax.grad(_popped)(X)
     assert "test_hunt26_fixes.py" in str(e.value)
+
+
+def _cached(np: Any) -> Callable[..., Any]:
+    def f(x, n=4):  # noqa: ANN001, ANN202
+        cache = {}
+        out = x
+        for i in range(n):
+            k = i % 2
+            if k in cache:  # (the dict's keys: static, once the loop is unrolled)
+                out = out + cache[k] * 0.5
+            else:
+                out = out * 2.0
+            cache[k] = out
+        return np.sum(out)
+    return f
+
+
+def _either(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        hist = []
+        out = x
+        for _ in range(n):
+            if not hist or np.sum(out) > 100.0:  # (was np.logical_or(np.logical_not(hist), ...): an empty array)
+                g = 2.0
+            else:
+                g = 1.5
+            out = out * g
+            hist.append(out)
+        return np.sum(out)
+    return f
+
+
+def _reversed_items(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        hist = []
+        out = x
+        for _ in range(n):
+            acc = 0.0
+            for h in reversed(hist):  # (was a fori_loop over `reversed_1[i]`: "'list_reverseiterator' has no len()")
+                acc = acc * 0.5 + h
+            out = out * 0.5 + 0.1 * acc
+            hist.append(np.sin(out))
+        return np.sum(out)
+    return f
+
+
+@pytest.mark.parametrize("make", [_cached, _either, _reversed_items], ids=["cached", "either", "reversed"])
+def test_python_containers_read_in_a_loop_on_data(make: Callable[..., Any]) -> None:
+    f, fj = make(np), make(jnp)
+    np.testing.assert_allclose(srcjax.jit(f)(X), fj(X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jacfwd(f)(X), jax.grad(fj)(X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.grad(f)(X), jax.grad(fj)(X), rtol=1e-12)

@@ -331,6 +331,8 @@ class BindingTimes:
         if t is cst.Comparison and all(
                 isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):  # type: ignore[attr-defined]
             return STATIC
+        if t is cst.Comparison and _keys_test(e, self.dicts):  # (`k in cache` of a dict: its keys, static)
+            return self.of(e.left)  # type: ignore[attr-defined]
         if t is cst.Arg:
             return self.of(e.value)  # type: ignore[attr-defined]
         return max((self.of(child) for child in children(e)), default=STATIC)
@@ -364,6 +366,12 @@ class BindingTimes:
         if isinstance(e.func, cst.Name) and e.func.value in self.helpers:
             return args
         return max(args, self.of(e.func))
+
+
+def _keys_test(e: Any, dicts: Any) -> bool:
+    """Whether ``e`` (a comparison) is ``k in d`` / ``k not in d`` of a dict's name."""
+    return len(e.comparisons) == 1 and e.comparisons[0].operator.__class__ in (cst.In, cst.NotIn) and \
+        e.comparisons[0].comparator.__class__ is cst.Name and e.comparisons[0].comparator.value in dicts
 
 
 def _not_of(e: Any, names: set[str]) -> bool:

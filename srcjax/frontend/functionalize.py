@@ -352,6 +352,19 @@ class Functionalizer:
         out.append(self.blank(line) if out and isinstance(out[-1], cst.FunctionDef) else line)
         return cst.Name(name)
 
+    def truth(self, e: cst.BaseExpression, out: list[Any], sp: Span | None) -> cst.BaseExpression:
+        """An operand of ``and``/``or``/``not`` on data as an atom; a name holding a Python list, tuple or dict as
+        its length's test (``np.logical_not(hist)`` read the list as an array: `if not hist or x.sum() > t`)."""
+        if not (isinstance(e, cst.Name) and e.value in self.bta.containers):
+            return self.atom(e, out, sp)
+        n, ne = self.fresh(f"len_{e.value}"), self.fresh("nonempty")
+        self.bta.declare(n, STATIC)
+        self.bta.declare(ne, STATIC)
+        out.append(self.line(n, cst.Call(func=cst.Name("len"), args=[cst.Arg(e)]), sp))
+        out.append(self.line(ne, cst.Comparison(left=cst.Name(n), comparisons=[
+            cst.ComparisonTarget(operator=cst.GreaterThan(), comparator=cst.Integer("0"))]), sp))
+        return cst.Name(ne)
+
     def flat(self, e: cst.BaseExpression, out: list[Any], sp: Span | None) -> tuple[cst.BaseExpression, str | None]:
         """One operation on atoms, ``and``/``or``/``not`` as ``np.logical_*``; a name hint (None: an atom)."""
         if getattr(e, "lpar", None) and not (isinstance(e, cst.Tuple) and not e.elements):
@@ -360,16 +373,16 @@ class Functionalizer:
             return e, None
         if isinstance(e, cst.BooleanOperation):
             is_and = isinstance(e.operator, cst.And)
-            left = self.atom(e.left, out, sp)
+            left = self.truth(e.left, out, sp)
             if self.may_raise(e.right):
                 # `i < n and x[i] > 0`: the right side runs only when it decides, as in Python
                 return self.lazy_side(left, e.right, is_and, out, sp), "and_" if is_and else "or_"
-            right = self.atom(e.right, out, sp)
+            right = self.truth(e.right, out, sp)
             both = dotted_call("np.logical_and" if is_and else "np.logical_or", left, right)
             return both, "and_" if is_and else "or_"
         if isinstance(e, cst.UnaryOperation):
             if isinstance(e.operator, cst.Not):
-                return dotted_call("np.logical_not", self.atom(e.expression, out, sp)), "not_"
+                return dotted_call("np.logical_not", self.truth(e.expression, out, sp)), "not_"
             return e.with_changes(expression=self.atom(e.expression, out, sp)), UNARY_HINT[type(e.operator).__name__]
         if isinstance(e, cst.Comparison):
             left = self.atom(e.left, out, sp)
