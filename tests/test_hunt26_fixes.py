@@ -216,3 +216,36 @@ def test_python_containers_read_in_a_loop_on_data(make: Callable[..., Any]) -> N
     np.testing.assert_allclose(srcjax.jit(f)(X), fj(X), rtol=1e-12)
     np.testing.assert_allclose(srcjax.jacfwd(f)(X), jax.grad(fj)(X), rtol=1e-12)
     np.testing.assert_allclose(srcjax.grad(f)(X), jax.grad(fj)(X), rtol=1e-12)
+
+
+def _swap_columns(y):  # noqa: ANN001, ANN202
+    y = y.copy()
+    y[:, 0], y[:, 1] = y[:, 1], y[:, 0]  # (NumPy: both columns y[:, 1], the second value a view of the first column)
+    return y
+
+
+def _swap_items(y):  # noqa: ANN001, ANN202
+    y = y.copy()
+    y[0], y[1] = y[1], y[0]  # (a 1-D y: numbers, swapped; a 2-D y: rows, views: both rows y[1] in NumPy)
+    return y
+
+
+def test_a_tuple_assignment_of_slices_of_the_array_it_writes_is_refused() -> None:
+    # (was swapped, where NumPy writes the first column into both: a silent wrong answer)
+    with pytest.raises(srcjax.TranspileError, match="another value of the same assignment views") as e:
+        srcjax.jit(_swap_columns)(np.arange(6.0).reshape(3, 2))
+    assert "test_hunt26_fixes.py" in str(e.value) and "y[:, [0, 1]] = y[:, [1, 0]]" in str(e.value)
+    x = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(srcjax.jit(_swap_items)(x), _swap_items(x))  # (bubble sort's swap runs)
+
+
+@pytest.mark.xfail(strict=True, reason="hunt26: `y[0], y[1] = y[1], y[0]` of a 2-D y swaps its rows; NumPy's second "
+                   "value is a view of row 0, so both rows are y[1]: not decided before shapes are known (aliasing.py "
+                   "sees the user's one statement, reads before writes; view_updates.py has no shapes)")
+def test_a_tuple_assignment_of_rows_of_a_2d_array_it_writes_agrees_with_numpy_or_is_refused() -> None:
+    x = np.arange(6.0).reshape(3, 2)
+    try:
+        got = srcjax.jit(_swap_items)(x)
+    except srcjax.TranspileError:
+        return
+    np.testing.assert_array_equal(got, _swap_items(x.copy()))

@@ -44,7 +44,18 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
-KNOWN_WRONG: dict[tuple[str, ...], str] = {}
+_LEVEL0 = ("under the suite's XLA flags (tests/optimized_xla.py: --xla_backend_optimization_level=0, LLVM fusion "
+           "emitters) the row maximum's cotangent is NaN: `lp == lp.max(axis=1, keepdims=True)` finds no element equal "
+           "to its row's maximum (XLA computes `lp` again inside each fusion that reads it, rounded differently), so "
+           "max_bar divides by a count of 0; jax's grad gives NaN there too; at XLA's default flags all agree "
+           "(`python -m tests.test_hunt26_programs gmm_em_step`)")
+KNOWN_WRONG: dict[tuple[str, ...], str] = {
+    ("gmm_em_step", "grad(lambda *a: f(*a)[1], argnums=(0, 1))"): _LEVEL0,
+    ("gmm_em_step", "jacrev(lambda *a: f(*a)[0], argnums=1)"): _LEVEL0,
+    ("gmm_em_step", "lambda a0, a1: jvp(lambda t0: f(t0, a1), (a0, ), (np.sin(2.0 * a0 + 1.0), ))"): _LEVEL0,
+    ("gmm_em_step", "vmap(grad(lambda *a: f(*a)[1], argnums=1), in_axes=(0, {'logits': 0, 'mu': 0, 'log_var': 0}))"):
+        _LEVEL0,
+}
 
 
 def _n(r: np.random.Generator, d: Any, *shape: int, scale: float = 1.0) -> np.ndarray:
@@ -203,7 +214,7 @@ CASES: tuple[Case, ...] = (
     Case("masked_rows_renorm", lambda r, d: (_n(r, d, 4, 3),), (J, JR, jp(1))),
 )
 
-DEFAULT_CASES = ("fir_filter", "gmm_em_step", "binomial_tree")
+DEFAULT_CASES = ("fir_filter", "lbfgs_sliced", "binomial_tree", "heat_slices")
 
 CORPUS = VmapCorpus(hp, CASES, "hunt26_check_", known_refusals=JAX_REFUSES + KNOWN_REFUSALS,
                     known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG)
