@@ -249,3 +249,23 @@ def test_a_tuple_assignment_of_rows_of_a_2d_array_it_writes_agrees_with_numpy_or
     except srcjax.TranspileError:
         return
     np.testing.assert_array_equal(got, _swap_items(x.copy()))
+
+
+def _grown(np: Any) -> Callable[..., Any]:
+    def f(x, n=3):  # noqa: ANN001, ANN202
+        hist = ()
+        out = x
+        for _ in range(n):
+            if hist:
+                out = out + hist[0]
+            hist = hist + (out,)  # (a tuple that grows: the loop the lowering rolled is unrolled, as Python runs it)
+        return np.sum(out)
+    return f
+
+
+def test_a_loop_growing_a_tuple_it_tests() -> None:
+    # (jit: "the loop body returns (*, (*, (*,),),), but the loop carries (*, (*, (,),),)"; vmap: `if hist:` of the
+    # tuple read as a test on data, "a test of shape (0,)")
+    f, fj = _grown(np), _grown(jnp)
+    np.testing.assert_allclose(srcjax.jit(f)(X), fj(X), rtol=1e-12)
+    np.testing.assert_allclose(srcjax.vmap(f)(XS), jax.vmap(fj)(XS), rtol=1e-12)

@@ -384,8 +384,8 @@ _CONTAINER_DISPLAYS = (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp
 
 def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set[str]:
     """The names of ``body`` every binding of which makes a Python list, tuple or dict (a display, a
-    comprehension, ``list(...)``, ``tuple(...)``, ``dict(...)``, ``sorted(...)``, a slice of such a name:
-    ``hist = hist[1:]``); not a parameter."""
+    comprehension, ``list(...)``, ``tuple(...)``, ``dict(...)``, ``sorted(...)``, a slice of such a name or a join
+    of them: ``hist = hist[1:]``, ``hist = hist + (out,)``); not a parameter."""
     made: set[str] = set()
     other: set[str] = set(params)
     sliced: list[tuple[str, str]] = []  # (name, the name it is a slice of)
@@ -397,6 +397,10 @@ def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set
             if value.__class__ is cst.Subscript and value.value.__class__ is cst.Name and len(value.slice) == 1 \
                     and value.slice[0].slice.__class__ is cst.Slice:
                 sliced.append((target.value, value.value.value))
+            elif value.__class__ is cst.BinaryOperation and value.operator.__class__ is cst.Add and all(
+                    v.__class__ is cst.Name or v.__class__ in _CONTAINER_DISPLAYS for v in (value.left, value.right)):
+                # (`hist = hist + (out,)`: a container if what it joins is)
+                sliced.extend((target.value, v.value) for v in (value.left, value.right) if v.__class__ is cst.Name)
             else:
                 (made if value.__class__ in _CONTAINER_DISPLAYS or call else other).add(target.value)
         elif target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) and \
