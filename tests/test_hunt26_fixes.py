@@ -196,6 +196,21 @@ def _either(np: Any) -> Callable[..., Any]:
     return f
 
 
+def _anded(np: Any) -> Callable[..., Any]:
+    def f(x, n=4):  # noqa: ANN001, ANN202
+        hist = []
+        out = x
+        for _ in range(n):
+            if hist and np.sum(hist[-1]) > 1.0:  # (derivatives refused `hist and ...`: "builds a value from hist")
+                g = 0.5
+            else:
+                g = 1.5
+            out = out * g
+            hist.append(out)
+        return np.sum(out)
+    return f
+
+
 def _reversed_items(np: Any) -> Callable[..., Any]:
     def f(x, n=3):  # noqa: ANN001, ANN202
         hist = []
@@ -210,7 +225,8 @@ def _reversed_items(np: Any) -> Callable[..., Any]:
     return f
 
 
-@pytest.mark.parametrize("make", [_cached, _either, _reversed_items], ids=["cached", "either", "reversed"])
+@pytest.mark.parametrize("make", [_cached, _either, _anded, _reversed_items], ids=["cached", "either", "anded",
+                                                                                 "reversed"])
 def test_python_containers_read_in_a_loop_on_data(make: Callable[..., Any]) -> None:
     f, fj = make(np), make(jnp)
     np.testing.assert_allclose(srcjax.jit(f)(X), fj(X), rtol=1e-12)

@@ -790,7 +790,8 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
     bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
     if (bta.length_tests or bta.containers) and nf.plain is None:  # `if hist:` of a list: `if len(hist) > 0`
         f = Functionalizer(nf, bta, taken)
-        rewritten = length_tests.rewrite(body, bta.length_tests, bta.containers, f.fresh, f.spans, f.keep)
+        rewritten = length_tests.rewrite(body, bta.length_tests, bta.containers, f.fresh, f.spans, f.keep,
+                                         _only_tested(body))
         if rewritten is not None:
             body = rewritten
             fdef = fdef.with_changes(body=fdef.body.with_changes(body=body))

@@ -12,7 +12,7 @@ before ``s_hist.append(...)``: a silent wrong gradient).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Sequence, Set
 from typing import Any
 
 import libcst as cst
@@ -23,10 +23,11 @@ __all__ = ["rewrite"]
 
 
 def rewrite(body: Sequence[Any], tests: set[int], containers: set[str], fresh: Callable[[str], str],
-            spans: dict[int, Span], keep: list[cst.CSTNode]) -> list[Any] | None:
+            spans: dict[int, Span], keep: list[cst.CSTNode], only_tested: Set[str] = frozenset()) -> list[Any] | None:
     """``body`` with each ``if`` whose test's id is in ``tests``, and each ``not`` of a name of ``containers``,
-    rewritten (see the module docstring); ``keep`` holds the new nodes (their ids are span keys). None: nothing to
-    rewrite."""
+    rewritten (see the module docstring); ``keep`` holds the new nodes (their ids are span keys). ``only_tested``:
+    the names read only as an ``if``'s test, whose ``hist and x.sum() > t`` reads ``hist``'s length (its value,
+    the list when empty, is then only tested). None: nothing to rewrite."""
     changed = False
 
     def mark(node: Any, like: cst.CSTNode) -> Any:
@@ -67,10 +68,17 @@ def rewrite(body: Sequence[Any], tests: set[int], containers: set[str], fresh: C
                 small.targets[0].target.__class__ is not cst.Name:
             return [s]
         v = small.value
+        target = small.targets[0].target.value
+        if v.__class__ is cst.BooleanOperation and target in only_tested and v.left.__class__ is cst.Name and \
+                v.left.value in containers:  # (`and_ = hist and np.sum(hist[-1]) > 1.0`, then `if and_:`)
+            ne = fresh("nonempty")
+            new = s.with_changes(body=[small.with_changes(value=v.with_changes(left=cst.Name(ne)))])
+            mark(new.body[0], small)
+            return [*length(v.left.value, cst.GreaterThan(), ne, s), mark(new, s)]
         if v.__class__ is not cst.UnaryOperation or v.operator.__class__ is not cst.Not or \
                 v.expression.__class__ is not cst.Name or v.expression.value not in containers:
             return [s]
-        return length(v.expression.value, cst.Equal(), small.targets[0].target.value, s)
+        return length(v.expression.value, cst.Equal(), target, s)
 
     def one_if(s: cst.If) -> list[Any]:
         orelse: Any = s.orelse
