@@ -8,6 +8,9 @@ module globals are STATIC; a NumPy primitive of anything not STATIC is DYNAMIC;
 everything else joins its operands. A name assigned under a DYNAMIC test, in a
 loop that a DYNAMIC test breaks out of, or after a DYNAMIC ``continue`` is
 DYNAMIC too; one assigned under an UNKNOWN test is at least UNKNOWN.
+The test of ``if hist:`` (``while stack:``, ``not hist``) on a name that only ever holds a Python list, tuple or
+dict (every binding a display, a comprehension or ``list(...)``) asks for its length: STATIC, whatever its
+items hold (L-BFGS's ``if s_hist:`` over a list of arrays became a ``lax.cond`` on the list).
 A tape pop in derivative code (``i = _tape.pop()``) gives a name back a value
 it had, so it adds nothing to the name's other assignments (a ``while`` counter
 stays an integer in the gradient).
@@ -113,6 +116,10 @@ class BindingTimes:
         # array whose items may be batched or data)
         self.dicts = dict_names(body, lambda f: self.resolve(f) == (True, dict))
         self.params = {p.name.value for p in params_of(fdef)}
+        self.containers = _container_names(body, self.params, self.resolve)
+        # the tests of `if hist:` / `while stack:` on such a name (by node: the name elsewhere holds its items' kind)
+        self.length_tests = {id(st.test) for st, _ in walk_statements(body) if st.__class__ in (cst.If, cst.While)
+                             and st.test.__class__ is cst.Name and st.test.value in self.containers}
         self._body = body
         self._counts: tuple[Counter[str], Counter[str]] | None = None  # (see occurrences)
         self._own: dict[int, set[str]] = {}
@@ -307,7 +314,9 @@ class BindingTimes:
         """The binding time of an expression."""
         t = type(e)  # (exact types: libcst's node classes are final, and isinstance goes through ABCMeta)
         if t is cst.Name:
-            return self.kind(e.value)  # type: ignore[attr-defined]
+            return STATIC if id(e) in self.length_tests else self.kind(e.value)  # type: ignore[attr-defined]
+        if t is cst.UnaryOperation and _not_of(e, self.containers):
+            return STATIC  # (`not hist` of a list: its length)
         if t in LITERAL_TYPES:
             return STATIC
         if t is cst.Attribute:
@@ -322,6 +331,8 @@ class BindingTimes:
         if t is cst.Comparison and all(
                 isinstance(c.operator, (cst.Is, cst.IsNot)) for c in e.comparisons):  # type: ignore[attr-defined]
             return STATIC
+        if t is cst.Comparison and _keys_test(e, self.dicts):  # (`k in cache` of a dict: its keys, static)
+            return self.of(e.left)  # type: ignore[attr-defined]
         if t is cst.Arg:
             return self.of(e.value)  # type: ignore[attr-defined]
         return max((self.of(child) for child in children(e)), default=STATIC)
@@ -355,6 +366,63 @@ class BindingTimes:
         if isinstance(e.func, cst.Name) and e.func.value in self.helpers:
             return args
         return max(args, self.of(e.func))
+
+
+def _keys_test(e: Any, dicts: Any) -> bool:
+    """Whether ``e`` (a comparison) is ``k in d`` / ``k not in d`` of a dict's name."""
+    return len(e.comparisons) == 1 and e.comparisons[0].operator.__class__ in (cst.In, cst.NotIn) and \
+        e.comparisons[0].comparator.__class__ is cst.Name and e.comparisons[0].comparator.value in dicts
+
+
+def _not_of(e: Any, names: set[str]) -> bool:
+    """Whether ``e`` (a unary operation) is ``not name`` of one of ``names``."""
+    return e.operator.__class__ is cst.Not and e.expression.__class__ is cst.Name and e.expression.value in names
+
+
+_CONTAINER_DISPLAYS = (cst.List, cst.Tuple, cst.Dict, cst.ListComp, cst.DictComp)
+
+
+def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set[str]:
+    """The names of ``body`` every binding of which makes a Python list, tuple or dict (a display, a
+    comprehension, ``list(...)``, ``tuple(...)``, ``dict(...)``, ``sorted(...)``, a slice of such a name or a join
+    of them: ``hist = hist[1:]``, ``hist = hist + (out,)``); not a parameter."""
+    made: set[str] = set()
+    other: set[str] = set(params)
+    sliced: list[tuple[str, str]] = []  # (name, the name it is a slice of)
+
+    def pair(target: Any, value: Any) -> None:
+        if target.__class__ is cst.Name:
+            call = value.__class__ is cst.Call and resolve(value.func) in (
+                (True, list), (True, tuple), (True, dict), (True, sorted))
+            if value.__class__ is cst.Subscript and value.value.__class__ is cst.Name and len(value.slice) == 1 \
+                    and value.slice[0].slice.__class__ is cst.Slice:
+                sliced.append((target.value, value.value.value))
+            elif value.__class__ is cst.BinaryOperation and value.operator.__class__ is cst.Add and all(
+                    v.__class__ is cst.Name or v.__class__ in _CONTAINER_DISPLAYS for v in (value.left, value.right)):
+                # (`hist = hist + (out,)`: a container if what it joins is)
+                sliced.extend((target.value, v.value) for v in (value.left, value.right) if v.__class__ is cst.Name)
+            else:
+                (made if value.__class__ in _CONTAINER_DISPLAYS or call else other).add(target.value)
+        elif target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) and \
+                len(target.elements) == len(value.elements) and \
+                not any(e.__class__ is cst.StarredElement for e in (*target.elements, *value.elements)):
+            for t, v in zip(target.elements, value.elements):
+                pair(t.value, v.value)
+        else:
+            other.update(target_names(target))
+
+    for st, _ in walk_statements(body):
+        if st.__class__ is cst.Assign:
+            for t in st.targets:
+                pair(t.target, st.value)
+        else:
+            other.update(_bound_names(st))
+    out = made - other  # (less the slices of other names, to a fixed point)
+    while True:
+        bad = {n for n, base in sliced if base not in out}
+        if not bad & out:
+            return out
+        out -= bad
 
 
 def _bound_names(st: Any) -> list[str]:

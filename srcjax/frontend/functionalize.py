@@ -52,7 +52,7 @@ import libcst as cst
 from ..adjoint import is_tape_name
 from ..core import Span, UnsupportedSyntaxError
 from ..primitives import registry
-from . import closure_reads, data_bound_index, loop_returns
+from . import closure_reads, data_bound_index, length_tests, loop_returns
 from .binding_times import DYNAMIC, SHAPE_ATTRS, STATIC, STATIC_FUNCTIONS, UNKNOWN, BindingTimes
 from .branch_checks import decided_here
 from .dict_names import keyed_loop
@@ -349,6 +349,19 @@ class Functionalizer:
         out.append(self.blank(line) if out and isinstance(out[-1], cst.FunctionDef) else line)
         return cst.Name(name)
 
+    def truth(self, e: cst.BaseExpression, out: list[Any], sp: Span | None) -> cst.BaseExpression:
+        """An operand of ``and``/``or``/``not`` on data as an atom; a name holding a Python list, tuple or dict as
+        its length's test (``np.logical_not(hist)`` read the list as an array: `if not hist or x.sum() > t`)."""
+        if not (isinstance(e, cst.Name) and e.value in self.bta.containers):
+            return self.atom(e, out, sp)
+        n, ne = self.fresh(f"len_{e.value}"), self.fresh("nonempty")
+        self.bta.declare(n, STATIC)
+        self.bta.declare(ne, STATIC)
+        out.append(self.line(n, cst.Call(func=cst.Name("len"), args=[cst.Arg(e)]), sp))
+        out.append(self.line(ne, cst.Comparison(left=cst.Name(n), comparisons=[
+            cst.ComparisonTarget(operator=cst.GreaterThan(), comparator=cst.Integer("0"))]), sp))
+        return cst.Name(ne)
+
     def flat(self, e: cst.BaseExpression, out: list[Any], sp: Span | None) -> tuple[cst.BaseExpression, str | None]:
         """One operation on atoms, ``and``/``or``/``not`` as ``np.logical_*``; a name hint (None: an atom)."""
         if getattr(e, "lpar", None) and not (isinstance(e, cst.Tuple) and not e.elements):
@@ -357,16 +370,16 @@ class Functionalizer:
             return e, None
         if isinstance(e, cst.BooleanOperation):
             is_and = isinstance(e.operator, cst.And)
-            left = self.atom(e.left, out, sp)
+            left = self.truth(e.left, out, sp)
             if self.may_raise(e.right):
                 # `i < n and x[i] > 0`: the right side runs only when it decides, as in Python
                 return self.lazy_side(left, e.right, is_and, out, sp), "and_" if is_and else "or_"
-            right = self.atom(e.right, out, sp)
+            right = self.truth(e.right, out, sp)
             both = dotted_call("np.logical_and" if is_and else "np.logical_or", left, right)
             return both, "and_" if is_and else "or_"
         if isinstance(e, cst.UnaryOperation):
             if isinstance(e.operator, cst.Not):
-                return dotted_call("np.logical_not", self.atom(e.expression, out, sp)), "not_"
+                return dotted_call("np.logical_not", self.truth(e.expression, out, sp)), "not_"
             return e.with_changes(expression=self.atom(e.expression, out, sp)), UNARY_HINT[type(e.operator).__name__]
         if isinstance(e, cst.Comparison):
             left = self.atom(e.left, out, sp)
@@ -546,6 +559,13 @@ class Functionalizer:
         return ok and getattr(fn, "__module__", None) in ("srcjax.tree_util", "srcjax.pytree") and \
             getattr(fn, "__name__", None) in ("tree_leaves", "leaves_like")
 
+    def iterator_call(self, e: cst.BaseExpression) -> bool:
+        """Whether ``e`` is a call of ``zip``, ``enumerate``, ``reversed``, ``map`` or ``filter`` (an iterator)."""
+        if e.__class__ is not cst.Call:
+            return False
+        ok, fn = self.bta.resolve(e.func)  # type: ignore[attr-defined]
+        return ok and fn in (zip, enumerate, reversed, map, filter)
+
     def for_stmt(self, s: cst.For, defined: set[str], after: set[str], ctx: _Ctx) -> list[Any]:
         sp = self.span(s)
         flagged = id(s) in self.bta.flagged
@@ -560,7 +580,9 @@ class Functionalizer:
         rows = rng is None and not (named and code(s.iter) in self.bta.dicts) and not view and \
             (self.bta.of(s.iter) == DYNAMIC or flagged and named and self.bta.of(s.iter) == UNKNOWN)
         zipped = self.zipped_rows(s) if flagged and rng is None else None  # (v, v_dot in zip(x, x_dot))
-        rows = (rows or zipped is not None) and not self.listed(s.iter)
+        # (`zip(...)`, `reversed(...)`: a Python iterator, never indexed by a loop counter: lbfgs's
+        # `for (s, y), (rho, a) in zip(zip(s_hist, y_hist), reversed(alphas))` was `zip(...)[i]`, an internal error)
+        rows = (rows and not self.iterator_call(s.iter) or zipped is not None) and not self.listed(s.iter)
         body = list(s.body.body)
         breaks, conts = own_exits(body)
         head = self.live.loop_head(s, after)
@@ -763,6 +785,15 @@ def functionalize(nf: NormalizedFunction, taken: Iterable[str] = (), dynamic: It
         return nf
     taken, dynamic = set(taken), tuple(dynamic)
     bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
+    if (bta.length_tests or bta.containers) and nf.plain is None:  # `if hist:` of a list: `if len(hist) > 0`
+        f = Functionalizer(nf, bta, taken)
+        rewritten = length_tests.rewrite(body, bta.length_tests, bta.containers, f.fresh, f.spans, f.keep,
+                                         _only_tested(body))
+        if rewritten is not None:
+            body = rewritten
+            fdef = fdef.with_changes(body=fdef.body.with_changes(body=body))
+            nf = dataclasses.replace(nf, fdef=fdef, spans=f.spans, temps=nf.temps | f.invented)
+            bta = BindingTimes(nf, fdef, body, helpers=taken, dynamic=dynamic)
     if not bta.flagged and not any(isinstance(s, cst.If) and bta.of(s.test) == DYNAMIC for s, _ in walk(body)) \
             and not any(isinstance(s, cst.For) for s, _ in walk(body)):
         return nf

@@ -250,7 +250,7 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     fn, extra = target
     made = inline(fn, len(primals.elements), has_aux)  # (with has_aux: the jvp of the first of f's pair)
     name = res.helper_call_name(unwrap(made), call)
-    atoms = [cst.Arg(res.atom(e.value)) for e in primals.elements] + _defaults(fn, len(primals.elements)) + \
+    atoms = [cst.Arg(res.atom(e.value)) for e in primals.elements] + _defaults(res, call, fn, len(primals.elements)) + \
         [cst.Arg(cst.Name(n)) for n in extra]
     args = atoms + [cst.Arg(res.atom(e.value)) for e in tangents.elements]  # type: ignore[attr-defined]
     if not has_aux:
@@ -264,12 +264,14 @@ def flat_jvp(res: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     return cst.Tuple([cst.Element(p) for p in parts]), None
 
 
-def _defaults(fn: Any, n: int) -> list[cst.Arg]:
+def _defaults(res: Normalizer, call: cst.Call, fn: Any, n: int, what: str = "jvp") -> list[cst.Arg]:
     """The default values of ``fn``'s positional parameters after its first ``n`` (``def f(x, tau=0.3)`` under
-    ``srcjax.jvp(f, (x,), (t,))``): its generated jvp takes every parameter, then the tangents (a call with the
-    primals and tangents only bound the first tangent to ``tau``: "missing a required argument: 'x_dot'").
-    Numbers, strings, booleans and None, written as literals; [] where there are none (or others: refused as
-    before)."""
+    ``srcjax.jvp(f, (x,), (t,))``, ``what``: "jvp"; ``srcjax.vjp(f, x)``: "vjp"): its generated jvp (vjp) takes
+    every parameter, then the tangents (the cotangent): a call with the primals and tangents only bound the first
+    tangent to ``tau``, "missing a required argument: 'x_dot'".
+    Numbers, strings, booleans and None, and tuples, lists and dicts of them (``taps=(0.25, 0.5, 0.25)``),
+    written as literals; [] where there are none. Another default (an array) is refused at the call: the
+    generated code cannot spell it."""
     import inspect
 
     f = unwrap(fn)
@@ -277,10 +279,27 @@ def _defaults(fn: Any, n: int) -> list[cst.Arg]:
         return []
     params = [p for p in inspect.signature(f).parameters.values()
               if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][n:]
-    if not params or any(p.default is p.empty or not isinstance(p.default, int | float | str | bool | type(None))
-                         for p in params):
+    if not params or any(p.default is p.empty for p in params):
         return []
+    for p in params:
+        if not _spelled(p.default):
+            spelled = "(x,), (t,)" if what == "jvp" else "x"
+            raise res.unsupported(call, f"srcjax.{what} of {f.__name__}, whose parameter `{p.name}` keeps its "
+                                        f"default ({type(p.default).__name__}), inside compiled code",
+                                  f"pass it: srcjax.{what}(lambda x: {f.__name__}(x, {p.name}), {spelled})")
     return [cst.Arg(cst.parse_expression(repr(p.default))) for p in params]
+
+
+def _spelled(v: Any) -> bool:
+    """Whether ``repr(v)`` is a literal that reads back as ``v``: a number, string, bool or None, or a tuple, list
+    or dict of them."""
+    if v is None or type(v) in (int, float, str, bool):
+        return type(v) is not float or np.isfinite(v)
+    if type(v) in (tuple, list):
+        return all(_spelled(x) for x in v)
+    if type(v) is dict:
+        return all(_spelled(k) and _spelled(x) for k, x in v.items())
+    return False
 
 
 def _item(v: cst.Name, i: int) -> cst.Subscript:
@@ -354,7 +373,8 @@ def flat_vjp(res: Normalizer, call: cst.Call,
         return None
     fn, extra = target
     made = inline(fn, len(primals), has_aux, max_iters)  # (with has_aux: the vjp of the first of f's pair)
-    atoms = [cst.Arg(res.atom(p)) for p in primals] + [cst.Arg(cst.Name(n)) for n in extra]
+    atoms = [cst.Arg(res.atom(p)) for p in primals] + _defaults(res, call, fn, len(primals), "vjp") + \
+        [cst.Arg(cst.Name(n)) for n in extra]
     primal = cst.Call(func=res.helper_call_name(called(fn), call), args=atoms)
     # (emitted as it is: its arguments are atoms already, and its callee a name normalizing would not find
     # again, a lambda lifted to a nested function)

@@ -105,21 +105,28 @@ def rebind_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callabl
 def _renamed(target: cst.BaseExpression, others: Counter[str], fresh: Callable[[str], str]) -> \
         tuple[cst.BaseExpression, list[cst.SimpleStatementLine]]:
     """The loop's new target and the assignments binding the old one at the top of its body. A tuple of names
-    (``for p, g, s in zip(ps, gs, ss)``, ``s`` rebound in the body) renames only the names bound otherwise,
+    (``for p, g, s in zip(ps, gs, ss)``, ``s`` rebound in the body; nested tuples too) renames only the names bound
+    otherwise,
     ``for p, g, s_item in zip(...): s = s_item``: the loop still reads as one over its sequences' items (the
     whole target renamed, derivatives refused a loop over ``zip(...)`` bound to one name)."""
     def bind(t: Any, item: str) -> cst.SimpleStatementLine:
         return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(t)], value=cst.Name(item))])
 
-    if isinstance(target, (cst.Tuple, cst.List)) and all(isinstance(e.value, cst.Name) for e in target.elements):
-        elements, binds = [], []
-        for e in target.elements:
-            name = e.value.value  # type: ignore[attr-defined]
-            if others[name]:
-                item = fresh(name + "_item")
-                binds.append(bind(cst.Name(name), item))
-                e = e.with_changes(value=cst.Name(item))
-            elements.append(e)
-        return target.with_changes(elements=elements), binds
+    def names_only(t: Any) -> bool:  # (nested: `for (s, y), (rho, a) in zip(zip(ss, ys), reversed(alphas))`)
+        return t.__class__ is cst.Name or t.__class__ in (cst.Tuple, cst.List) and all(
+            e.__class__ is cst.Element and names_only(e.value) for e in t.elements)
+
+    def renamed(t: Any, binds: list[cst.SimpleStatementLine]) -> Any:
+        if t.__class__ is not cst.Name:
+            return t.with_changes(elements=[e.with_changes(value=renamed(e.value, binds)) for e in t.elements])
+        if not others[t.value]:
+            return t
+        item = fresh(t.value + "_item")
+        binds.append(bind(cst.Name(t.value), item))
+        return cst.Name(item)
+
+    if isinstance(target, (cst.Tuple, cst.List)) and names_only(target):
+        binds: list[cst.SimpleStatementLine] = []
+        return renamed(target, binds), binds
     item = fresh("_".join(target_names(target)) + "_item")
     return cst.Name(item), [bind(target, item)]

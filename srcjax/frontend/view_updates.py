@@ -38,6 +38,27 @@ def _view_of(value: cst.BaseExpression) -> str | None:
     return None
 
 
+def _pairs(target: cst.BaseExpression, value: cst.BaseExpression, before: Sequence[cst.SimpleStatementLine]) -> \
+        list[tuple[str, cst.BaseExpression, bool]]:
+    """(name, value, bound alone) of ``target = value``: one name, or the names of a tuple bound item by item from
+    a tuple of names each bound just before to a slice (``item, item_1 = (getitem, getitem_1)`` of ``y[:, 0],
+    y[:, 1] = y[:, 1], y[:, 0]``: NumPy's second value is a view of the column the first write changes, so both
+    columns end up y[:, 1]; was swapped, silently). An integer index (``y[0], y[1] = y[1], y[0]``) is a view only
+    of an array of two dimensions or more, a number of a 1-D one (bubble sort's swap): not decided here."""
+    if isinstance(target, cst.Name):
+        return [(target.value, value, True)]
+    if not (isinstance(target, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and
+            len(target.elements) == len(value.elements) and
+            all(isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements) and
+            all(isinstance(e, cst.Element) for e in value.elements)):
+        return []
+    sliced = {a.targets[0].target.value for line in before[-len(value.elements):] for a in line.body  # type: ignore[attr-defined]
+              if isinstance(a, cst.Assign) and len(a.targets) == 1 and isinstance(a.targets[0].target, cst.Name)
+              and isinstance(a.value, cst.Subscript) and any(isinstance(e.slice, cst.Slice) for e in a.value.slice)}
+    return [(t.value.value, v.value, False) for t, v in zip(target.elements, value.elements)  # type: ignore[attr-defined]
+            if isinstance(v.value, cst.Name) and v.value.value in sliced]
+
+
 def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) -> None:
     """Refuse ``y[k] = v`` where NumPy would also change another variable that shares ``y``'s memory
     (a view) and that is read afterwards: srcjax's update is functional, so the answers would differ. In a
@@ -76,13 +97,17 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
     for st in body:
         V().walk(st)
     views: list[tuple[int, str, str, cst.BaseExpression]] = []  # (position, alias, base, the view as written)
+    paired: set[str] = set()  # names a tuple assignment binds to slices (`y[:, 0], y[:, 1] = y[:, 1], y[:, 0]`)
     for pos, line in enumerate(order):
         for small in line.body:
-            if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
-                    isinstance(small.targets[0].target, cst.Name):
-                base = _view_of(small.value)
-                if base is not None and base != small.targets[0].target.value:
-                    views.append((pos, small.targets[0].target.value, base, small.value))
+            if not (isinstance(small, cst.Assign) and len(small.targets) == 1):
+                continue
+            for target, value, whole in _pairs(small.targets[0].target, small.value, order[:pos]):
+                base = _view_of(value)
+                if base is not None and base != target:
+                    views.append((pos, target, base, value))
+                    if not whole:
+                        paired.add(target)
 
     def scan(lines: range, other: str, loop: int) -> bool | None:
         """True: ``other`` is read in ``lines`` where no earlier line of them bound it on the way (a line directly
@@ -160,6 +185,14 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
             later = read_stale(pos, other)
             if later and (named := _second_name(order, pos, vpos, y, spans)) is not None:
                 raise UnsupportedSyntaxError(named[0], span=spans.get(id(line)), hint=named[1])
+            if later and paired & {other, alias}:
+                raise UnsupportedSyntaxError(
+                    f"this writes into {y!r} what another value of the same assignment views: NumPy's values of a "
+                    "tuple assignment are views, written in order, so a later value already holds what an earlier "
+                    "write put there (`y[:, 0], y[:, 1] = y[:, 1], y[:, 0]` makes both columns y[:, 1]); srcjax "
+                    "updates arrays functionally", span=spans.get(id(line)),
+                    hint="copy the values (`y[:, 1].copy()`) or swap by fancy indexing, which copies: "
+                         "`y[:, [0, 1]] = y[:, [1, 0]]`")
             if later:
                 raise UnsupportedSyntaxError(
                     f"assigning into {y!r} would also change {other!r} in NumPy (one is a view of the other), "

@@ -34,6 +34,7 @@ from .regions import check_containers, exec_without_exits, leaf_value, out_names
 from .values import (
     MAX_UNROLL,
     ROLL_ABOVE,
+    ChangedStructure,
     LocalFunction,
     LoopOrigin,
     Undefined,
@@ -119,9 +120,10 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
                 out = body_fn(rebuild(body_args))
                 check_containers(snap, "a loop on array data")
                 out_leaves, out_tree = pytree.flatten(out)
-                if out_tree != tree:
-                    raise TranspileError(f"the loop body returns {out_tree}, but the loop carries {tree}",
-                                         hint="return the same structure the loop starts with")
+                if out_tree != tree:  # (a loop the lowering rolled is unrolled: `hist = hist + (out,)`, as Python)
+                    raise ChangedStructure(TranspileError(
+                        f"the loop body returns {out_tree}, but the loop carries {tree}",
+                        hint="return the same structure the loop starts with"))
                 changed = False
                 for j, v in enumerate(out_leaves):
                     if j not in avals:
@@ -210,6 +212,8 @@ def while_common(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callab
         return carry
     try:
         return rolled_loop(sp, cond_fn, body_fn, carry, labels)
+    except ChangedStructure as e:
+        raise e.error from None
     except Unroll:
         raise StaticValueError("a value carried by a loop on array data is used where srcjax needs it at "
                                "transpile time (a Python list index, a range bound or a shape)",

@@ -630,6 +630,8 @@ class Specializer(LiteralEvals):
                 r = (left is right) == (op == "Is")
             elif type(left) is HloValue or type(right) is HloValue:
                 if op in ("In", "NotIn"):
+                    if isinstance(right, dict) and is_dynamic(left) and left.aval.origin:
+                        raise NeedStatic(left.aval.origin)  # (`k in cache` of a rolled loop's counter: unrolled)
                     raise UnsupportedSyntaxError(f"`{'in' if op == 'In' else 'not in'}` on arrays is not supported",
                                                  hint="compare elements with == and combine with np.any")
                 if len(node.comparisons) > 1:

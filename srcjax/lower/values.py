@@ -69,6 +69,15 @@ class Unroll(Exception):
     """Internal: a loop body needs its counter (or a carried int) static; unroll the loop."""
 
 
+class ChangedStructure(Unroll):
+    """Internal: a rolled loop's body returns another structure than it carries (a tuple that grows); unrolled where
+    the trip count is static, else ``error``."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
 def is_dynamic(v: Any) -> bool:
     return isinstance(v, HloValue)
 

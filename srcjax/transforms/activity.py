@@ -477,10 +477,11 @@ def _per_element(s: cst.CSTNode) -> list[tuple[list[str], list[str]]]:
 
 
 def hoisted_body(program: Program, nf: NormalizedFunction, active_params: Sequence[str], body: list[Any],
-             act: Activity, names: Names) -> tuple[list[Any], Activity]:
-    """``body`` with the sequences of active loops named (see hoist_loop_sequences), and its activity."""
+             act: Activity, names: Names, spans: dict[int, Any] | None = None) -> tuple[list[Any], Activity]:
+    """``body`` with the sequences of active loops named (see hoist_loop_sequences), and its activity; ``spans``:
+    the statements' positions in ``body`` (default ``nf``'s: a refusal there located at the user's loop)."""
     before = len(names.taken)
-    hoisted = hoist_loop_sequences(body, act.active, names, nf.spans)
+    hoisted = hoist_loop_sequences(body, act.active, names, nf.spans if spans is None else spans)
     if len(names.taken) == before:
         return body, act
     return hoisted, Activity(program, nf, active_params, hoisted)

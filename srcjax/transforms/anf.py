@@ -463,27 +463,30 @@ def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
 _VIEW_CALLS = {"enumerate", "zip", "list", "tuple", "reversed"}
 
 
-def inline_loop_iterables(body: Sequence[Any]) -> list[Any]:
+def inline_loop_iterables(body: Sequence[Any], spans: dict[int, Any] | None = None) -> list[Any]:
     """Put a loop's iterable back together where A-normal form split it (derivative code read
     again, e.g. for hessian): ``list_1 = list(enumerate_1)`` + ``for i, p in reversed(list_1):``
-    -> ``for i, p in reversed(list(enumerate(params))):``, for names used only there."""
+    -> ``for i, p in reversed(list(enumerate(params))):``, for names used only there. ``spans``: the
+    statements' positions, given to the statements rebuilt (a refusal of such a loop at the user's line)."""
     counts: dict[str, int] = {}
     for st in body:
         for n in names_in(st):
             counts[n] = counts.get(n, 0) + 1
-    return _inline_block(list(body), counts)
+    return _inline_block(list(body), counts, {} if spans is None else spans)
 
 
-def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
+def _inline_block(stmts: list[Any], counts: dict[str, int], spans: dict[int, Any]) -> list[Any]:
     out: list[Any] = []
     views: dict[str, tuple[int, cst.BaseExpression]] = {}
     dropped: set[int] = set()
     for st in stmts:
+        old = st
         kind = st.__class__  # (libcst's statement classes are final: no isinstance call, an ABC's check, each)
         if kind is cst.If:
-            st = _with_bodies(st, _inline_block(list(st.body.body), counts), _inline_orelse(st.orelse, counts))
+            st = _with_bodies(st, _inline_block(list(st.body.body), counts, spans),
+                              _inline_orelse(st.orelse, counts, spans))
         elif kind is cst.For or kind is cst.While:
-            st = _with_bodies(st, _inline_block(list(st.body.body), counts))
+            st = _with_bodies(st, _inline_block(list(st.body.body), counts, spans))
         if kind is cst.SimpleStatementLine and len(st.body) == 1 and isinstance(st.body[0], cst.Assign) \
                 and len(st.body[0].targets) == 1 and isinstance(st.body[0].targets[0].target, cst.Name):
             value = st.body[0].value
@@ -506,16 +509,21 @@ def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
                 it = it.visit(RenameNames({n: views.pop(n)[1] for n in used}))  # type: ignore[assignment]
             if it is not st.iter:
                 st = st.with_changes(iter=it)
+        if st is not old and id(old) in spans:
+            spans[id(st)] = spans[id(old)]
         out.append(st)
     return [st for k, st in enumerate(out) if k not in dropped]
 
 
-def _inline_orelse(orelse: Any, counts: dict[str, int]) -> Any:
+def _inline_orelse(orelse: Any, counts: dict[str, int], spans: dict[int, Any]) -> Any:
     if isinstance(orelse, cst.If):
-        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts),
-                            _inline_orelse(orelse.orelse, counts))
+        new = _with_bodies(orelse, _inline_block(list(orelse.body.body), counts, spans),
+                           _inline_orelse(orelse.orelse, counts, spans))
+        if new is not orelse and id(orelse) in spans:
+            spans[id(new)] = spans[id(orelse)]
+        return new
     if orelse is not None:
-        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts))
+        return _with_bodies(orelse, _inline_block(list(orelse.body.body), counts, spans))
     return None
 
 

@@ -64,9 +64,14 @@ def item_pop(act: Activity, call: Any, s: cst.CSTNode, body: Sequence[Any]) -> N
         return
     recv = code(call.func.value)
     key = code(call.args[0].value)
+    # (the list's own slices: `hist.pop(0)` -> `hist = hist[1:]`; was `hist = [hist[0], hist[2]]`, which keeps the
+    # item popped)
+    k = call.args[0].value
+    at = int(k.value) if isinstance(k, cst.Integer) else None
+    kept = f"{recv}[1:]" if at == 0 else f"{recv}[:{at}] + {recv}[{at + 1}:]" if at is not None else \
+        f"{recv}[:{key}] + {recv}[{key} + 1:]"
     rest = (f"dict of the keys you keep: `{recv} = {{'b': {recv}['b']}}`"
-            if isinstance(call.args[0].value, cst.SimpleString) else
-            f"list of the items you keep: `{recv} = [{recv}[0], {recv}[2]]`")
+            if isinstance(k, cst.SimpleString) else f"list of the items you keep: `{recv} = {kept}`")
     raise DifferentiationError(
         f"cannot differentiate through `{act.shown(call, s, body)}` yet: it takes an item out of `{recv}` in place, "
         "which derivatives do not follow (only a list's last item, `.pop()`)", span=act.span_of(s, body),

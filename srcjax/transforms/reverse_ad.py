@@ -94,7 +94,7 @@ class VJP:
         self.bta = BindingTimes(nf, nf.plain_fdef, body, dynamic=self.active_params)  # (differentiated: arrays)
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
-        body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names)
+        body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names, self.spans)
         self.act.active = self.act.active - constant_names(body, self.act, self.params)  # (no cotangent)
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
@@ -117,6 +117,7 @@ class VJP:
         self.pushed: dict[tuple[int, str], str] = {}
         self.branch_saves: list[list[tuple[str, str]]] = []  # per open data `if`: (saved name, variable)
         self.loop_saves: list[list[str]] = []  # per open loop: saved names first bound in its body
+        self.enclosing: list[Any] = []  # the open loops
         self.carried: list[set[str]] = []  # per open loop: names its body reads before it binds them
         self.restore: set[str] = set(self.saved)
         self.constants: set[str] = set()  # (a backward half's: saved values popped as constants)
@@ -196,7 +197,9 @@ class VJP:
                     inner.update(target_names(s.target))
                 self.loop_saves.append([])
                 self.carried.append(upward_exposed(s.body.body))
+                self.enclosing.append(s)
                 self.primal(s.body.body, ind + 1, body_lines, inner)
+                self.enclosing.pop()
                 self.carried.pop()
                 in_branches = self.loop_saves.pop()
                 # names first bound inside the body: saved at the end of every iteration
@@ -209,9 +212,10 @@ class VJP:
                     body_lines.append(f"{pad}    {self.tape}.append(({', '.join(local)},))")
                 if isinstance(s, cst.For):
                     it = self.loop_iters.get(id(s))
-                    # an active loop's sequences are names the loop does not change: its adjoint iterates
-                    # over them again (so forward mode can follow it: hessian)
-                    reuse = bool(active_loop(s, self.act.active)) and \
+                    # an active loop's sequences are names the loop (or an enclosing loop, in place: `hist.append(y)`
+                    # after `for h in hist`) does not change: its adjoint iterates over them again (forward mode too)
+                    changed = set(names_in(s.iter)) & set().union(*(self.changed_in(lp) for lp in self.enclosing))
+                    reuse = bool(active_loop(s, self.act.active)) and not changed and \
                         not set(names_in(s.iter)) & self.assigned_in(s.body.body)
                     if it is None:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
@@ -220,7 +224,8 @@ class VJP:
                         if not reuse and self.spans.get(id(s)) is not None:
                             self.nf.loop_names[it] = self.spans[id(s)]
                     if not reuse:  # an iterator (enumerate, zip, ...) is saved as a list: the adjoint reverses it
-                        lines.append(f"{pad}{it} = {saved_iterable(s.iter, self.bound_values)}")
+                        saved = saved_iterable(s.iter, self.bound_values)
+                        lines.append(f"{pad}{it} = {f'list({saved})' if changed and saved == code(s.iter) else saved}")
                         bound.add(it)
                         if self.loop_saves and it not in self.loop_saves[-1]:
                             self.loop_saves[-1].append(it)  # per iteration of the enclosing loop (range(j, n))
@@ -424,6 +429,12 @@ class VJP:
                                 defined)
             for n in names:
                 defined.discard(n)
+
+    def changed_in(self, loop: Any) -> set[str]:
+        """Names ``loop``'s body changes by a method call (``hist.append(y)``, ``v = hist.pop()``)."""
+        calls = (st.value for st, _ in _walk(loop.body.body) if st.__class__ in (cst.Expr, cst.Assign))
+        return {code(c.func.value) for c in calls if c.__class__ is cst.Call and c.func.__class__ is cst.Attribute
+                and c.func.value.__class__ is cst.Name}
 
     def appended_in(self, stmts: Sequence[Any]) -> set[str]:
         """Active lists the statements append to."""

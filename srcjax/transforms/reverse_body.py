@@ -49,7 +49,8 @@ def reverse_body(program: Program, nf: NormalizedFunction, max_iters: int | None
     body = inline_calls_in_data_branches(program, nf, body)
     # loops inside ifs on data: the if as a flag tested inside the loop (see transforms/branch_loops.py)
     body, spans, hoister = hoist_branch_loops(nf, body, spans, active)
-    body = inline_loop_iterables(body)  # for i, p in reversed(list(enumerate(xs))): as written
+    spans = dict(spans)  # (the rebuilt loops' positions: never into nf's own, which outlives these nodes)
+    body = inline_loop_iterables(body, spans)  # for i, p in reversed(list(enumerate(xs))): as written
     names = derivative_names(program, nf, body)  # (after the passes: none of their names reused)
     if not body or not isinstance(body[-1], cst.SimpleStatementLine) or \
             not isinstance(body[-1].body[-1], cst.Return):
