@@ -196,6 +196,51 @@ def test_out_axes_pytree_and_none() -> None:
     check_vmap(proj_and_norm, (r(3, 4), r(3, 2)), (-1, None), {"proj": -1, "wnorm": None}, n=4)
 
 
+class Stats(NamedTuple):
+    mean: Any
+    spread: Any
+
+
+def centered(x):
+    m = np.mean(x)
+    return Stats(m, x - m)
+
+
+def named_parts(x):
+    return {"a": x, "b": x + 1}
+
+
+def two_parts(x):
+    return x, x * 2
+
+
+def test_out_axes_records_and_sequences() -> None:
+    x = r(4, 3)
+    got = srcjax.vmap(centered, out_axes=Stats(0, 1))(x)
+    agree(got, jax.vmap(jax_twin(centered, Stats=Stats), out_axes=Stats(0, 1))(x), what="jax.vmap", dtypes=True)
+    assert type(got) is Stats
+    got = srcjax.vmap(two_parts, out_axes=[0, 1])(x)  # (jax wants a tuple: srcjax keeps the output's own kind)
+    assert type(got) is tuple
+    agree(got, (x, 2 * x.T), what="out_axes list")
+
+
+@pytest.mark.parametrize("fn, out_axes, says", [
+    (named_parts, {"a": 0}, "out_axes is a dict with keys ['a'], but the output is a dict with keys ['a', 'b']"),
+    (named_parts, {"a": 0, "c": 1}, "out_axes is a dict with keys ['a', 'c'], but the output is a dict with keys"),
+    (centered, (0, 0, 0), "out_axes is a tuple of 3, but the output is a record with fields ['mean', 'spread']"),
+    (centered, (0, 1), "out_axes is a tuple of 2, but the output is a record"),
+    (two_parts, Stats(0, 1), "out_axes is Stats with fields ['mean', 'spread'], but the output is a tuple of 2"),
+    (two_parts, (0, 0, 0), "out_axes has 3 entries but the output is a tuple of 2"),
+], ids=["dict_fewer_keys", "dict_other_key", "record_tuple_3", "record_tuple_2", "tuple_record", "tuple_3"])
+def test_out_axes_not_the_outputs_structure_is_refused(fn: Callable[..., Any], out_axes: Any, says: str) -> None:
+    # (a dict's keys out_axes did not name were silently dropped from the result; a record gave an internal
+    # IndexError, a dict's unknown key a KeyError; jax: "out_axes specification must be a tree prefix")
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.vmap(fn, out_axes=out_axes)(r(4, 3))
+    assert says in str(e.value), str(e.value)
+    assert "test_vmap_audit.py" in str(e.value) and "hint:" in str(e.value), str(e.value)
+
+
 def test_axis_size_with_nothing_mapped() -> None:
     w = r(3)
     got = srcjax.vmap(spread_out, in_axes=None, axis_size=4)(w)
