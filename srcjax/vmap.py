@@ -737,6 +737,13 @@ def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str | _Le
         for k, v in spec.items():
             out += _leaves_with_axes(value[k], v, f"{path}[{k!r}]")
         return out
+    if pytree.is_namedtuple(value) or pytree.is_record(value) or type(value) in pytree.DATA_FIELDS:
+        # (a plain tuple for a NamedTuple: the batched source reads `p.spread` by field, and found no state for it:
+        # a leaf in_axes left unmapped was read as mapped, silently wrong; jax refuses it too)
+        raise _clean(ArgumentError(f"vmap: in_axes for {path} is a {type(spec).__name__}, but the argument is a "
+                                   f"{type(value).__name__}",
+                                   hint=f"write in_axes for it as the record itself: {type(value).__name__}(...) "
+                                        "with an axis or None per field (or one int/None)"))
     if not isinstance(value, (tuple, list)) or len(value) != len(spec):
         raise _clean(ArgumentError(f"vmap: in_axes for {path} has {len(spec)} entries, but the argument is "
                                    f"{type(value).__name__}" + (f" of length {len(value)}"

@@ -262,6 +262,28 @@ def test_inconsistent_sizes_name_both_arguments_and_sizes() -> None:
     assert "scale" in msg and "4" in msg and "6" in msg, msg
 
 
+def drift_in_jit(p, dt):
+    return srcjax.vmap(drift, in_axes=((0, None), None))(p, dt)
+
+
+def test_a_plain_tuple_of_in_axes_for_a_namedtuple_is_refused() -> None:
+    # (was silently wrong: `p.vel`, unmapped by in_axes=(0, None), was read as mapped, each example taking
+    # one of its elements; jax refuses a tuple for a NamedTuple too)
+    p = Particle(r(3, 3), np.arange(3.0))
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.vmap(drift, in_axes=((0, None), None))(p, 0.1)
+    assert "`p.pos` reads a field of `p`, whose in_axes is a tuple" in str(e.value) or \
+        "in_axes for p is a tuple, but the argument is a Particle" in str(e.value), str(e.value)
+    with pytest.raises(srcjax.TranspileError) as e:  # (called inside a compiled function: the batcher's check)
+        srcjax.jit(drift_in_jit)(p, 0.1)
+    assert "`p.pos` reads a field of `p`, whose in_axes is a tuple" in str(e.value), str(e.value)
+    assert "test_vmap_audit.py" in str(e.value), str(e.value)
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.vmap(dense_apply, in_axes=((None, 0), 0))(Dense(r(3, 2), r(4, 2)), r(4, 3))
+    assert "whose in_axes is a tuple" in str(e.value) or \
+        "in_axes for layer is a tuple, but the argument is a Dense" in str(e.value), str(e.value)
+
+
 def test_inconsistent_structures_are_argument_errors() -> None:
     with pytest.raises(srcjax.TranspileError) as e:
         srcjax.vmap(affine, in_axes=(None, 0))(r(2, 3), r(4, 2), r(4, 3))

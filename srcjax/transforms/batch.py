@@ -645,6 +645,13 @@ class FunctionWriter:
             st = self.state(op.operands["x"])
             if isinstance(st, Tree) and st.kind == "record":  # a field of a NamedTuple/dataclass
                 return code(value), dict(st.items).get("." + str(op.args.get("attr")), any_batched(st))
+            if isinstance(st, Tree) and st.kind in ("tuple", "list") and len({any_batched(v) for _, v in st.items}) > 1:
+                # (a NamedTuple mapped by a plain tuple of in_axes: which item is the field is unknown here; was read
+                # as batched whole, an unmapped field's values taken per example: silently wrong)
+                raise self.error(f"vmap: `{code(value)}` reads a field of `{op.operands['x']}`, whose in_axes is a "
+                                 f"{st.kind} mapping some of its items", line,
+                                 hint="write its in_axes as the record itself (`Point(0, None)` for a NamedTuple "
+                                      "Point), or one int/None for all of it")
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.popped(op.callee or "", line)
