@@ -770,3 +770,152 @@ def test_complex64_and_bool_inputs() -> None:
     check_vmap(rotate, (z, 0.3), (0, None), n=4, rtol=1e-5, use_jax=False)
     m = r(4, 3) > 0
     check_vmap(lambda b: np.logical_not(b) & b[::-1], (m,), n=4, use_jax=False)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 7. more programs in users' styles, one check each (session 45's second and third rounds)
+# ---------------------------------------------------------------------------------------------------------------
+
+def kw_model(x, w, b):
+    return np.tanh(x @ w) + b
+
+
+def nested_out(x, w):
+    h = x @ w
+    return h, (np.sum(h), h * 2)
+
+
+def const_out(x):
+    return x * 2, 3.0
+
+
+def inner_def(x, s):
+    def sq(v):
+        return v * v * s
+    return sq(x) + sq(x[::-1])
+
+
+def chain(x):
+    if x[0] > 1:
+        return x * 3
+    elif x[0] > 0:
+        return x - 1
+    else:
+        return -x
+
+
+def early(x):
+    for i in range(x.shape[0]):
+        if x[i] < 0:
+            return i, x[i]
+    return -1, 0.0
+
+
+def while_break(x):
+    k = 0
+    s = 0.0
+    while k < 10:
+        s = s + x[k % x.shape[0]]
+        if s > 2.0:
+            break
+        k += 1
+    return s, k
+
+
+def while_continue(x):
+    i = 0
+    s = 0.0
+    while i < x.shape[0]:
+        i += 1
+        if x[i - 1] < 0:
+            continue
+        s = s + x[i - 1]
+    return s
+
+
+def set2d(x, i, j, v):
+    y = x.copy()
+    y[i, j] = v
+    return y
+
+
+def mask_copy(x, o):
+    y = x.copy()
+    m = o > x
+    y[m] = o[m]
+    return y
+
+
+def scan_rev(xs, c0):
+    def step(c, v):
+        c = 0.5 * c + v
+        return c, (c, v * c)
+    return srcjax.lax.scan(step, c0, xs, reverse=True)
+
+
+def fori_batched_hi(x, n):
+    return srcjax.lax.fori_loop(0, n, lambda i, acc: acc + x * i, np.zeros_like(x))
+
+
+def cond_tuple(p, a, b):
+    return srcjax.lax.cond(p, lambda ab: (ab[0] + ab[1], ab[0]), lambda ab: (ab[0] - ab[1], ab[1]), (a, b))
+
+
+def intdiv(x, d):
+    return x // d, x % d, x / d
+
+
+def uint_ops(x):
+    return x + 250, x * 2
+
+
+class Model:
+    def __init__(self, w):
+        self.w = w
+
+    def apply(self, x):
+        return np.tanh(x @ self.w)
+
+
+MORE: dict[str, Callable[[], None]] = {
+    "keyword_argument_mapped": lambda: agree(
+        srcjax.vmap(kw_model, in_axes=(0, None))(X43, W32, b=B42),
+        jax.vmap(jax_twin(kw_model), in_axes=(0, None))(X43, W32, b=B42), what="kw"),
+    "nested_out_axes": lambda: agree(
+        srcjax.vmap(nested_out, in_axes=(0, None), out_axes=(0, (0, 1)))(X43, W32),
+        jax.vmap(jax_twin(nested_out), in_axes=(0, None), out_axes=(0, (0, 1)))(X43, W32), what="nested"),
+    "constant_output_broadcast": lambda: check_vmap(const_out, (r(4),), n=4),
+    "nested_def": lambda: check_vmap(inner_def, (X43, 2.0), (0, None), n=4),
+    "if_elif_return": lambda: check_vmap(chain, (r(6, 3) * 1.5,), n=6, use_jax=False),
+    "return_in_loop": lambda: check_vmap(early, (r(6, 4),), n=6, use_jax=False),
+    "while_break": lambda: check_vmap(while_break, (np.abs(r(5, 3)),), n=5, use_jax=False),
+    "while_continue": lambda: check_vmap(while_continue, (r(4, 5),), n=4, use_jax=False),
+    "set_2d_batched_indices": lambda: check_vmap(
+        set2d, (r(4, 3, 3), np.array([0, 1, 2, 2]), np.array([2, 2, 0, 1]), r(4)), n=4,
+        jax_fn=lambda x, i, j, v: x.at[i, j].set(v)),
+    "mask_copy_shared": lambda: check_vmap(mask_copy, (r(4, 5), r(5)), (0, None), n=4, use_jax=False),
+    "scan_reverse_shared_init": lambda: check_vmap(scan_rev, (r(5, 3), 0.5), (1, None), n=3),
+    "fori_mapped_bound": lambda: check_vmap(fori_batched_hi, (r(4), np.array([0, 1, 3, 2])), n=4),
+    "cond_tuple_operands": lambda: check_vmap(cond_tuple, (np.array([True, False, True]), r(3, 2), r(2)),
+                                              (0, 0, None), n=3),
+    "int32_floor_div_mod": lambda: check_vmap(intdiv, (IX, np.array([3, -2], dtype=np.int32)), (0, 0), n=2,
+                                              use_jax=False),
+    "uint8_wraps": lambda: check_vmap(uint_ops, (np.array([[1, 10], [200, 3]], dtype=np.uint8),), n=2,
+                                      use_jax=False),
+    "bound_method": lambda: agree(srcjax.vmap(Model(W32).apply)(X43), np.tanh(X43 @ W32), what="method"),
+    "jvp_of_vmap_grad": lambda: agree(
+        srcjax.jvp(srcjax.vmap(srcjax.grad(module_helper_loss), in_axes=(None, 0)), (W32, X43), (W32, X43)),
+        jax.jvp(jax.vmap(jax.grad(lambda w, x: jnp.sum(jnp.sin(x @ w) ** 2)), in_axes=(None, 0)),
+                (W32, X43), (W32, X43)), what="jvp(vmap(grad))"),
+}
+X43, W32, B42 = r(4, 3), r(3, 2), r(4, 2)
+IX = np.array([[7, -7, 5], [9, 2, -3]], dtype=np.int32)
+
+
+def module_helper_loss(w, x):
+    return np.sum(np.sin(x @ w) ** 2)
+
+
+@pytest.mark.parametrize("name", list(MORE))
+def test_more_programs(name: str) -> None:
+    MORE[name]()
