@@ -26,6 +26,7 @@ jnp = pytest.importorskip("jax.numpy")
 
 import srcjax  # noqa: E402
 
+from . import tiers  # noqa: E402
 from . import vmap_audit_helpers as H  # noqa: E402
 from .twins import jax_twin  # noqa: E402
 
@@ -969,3 +970,55 @@ def test_property_of_a_namedtuple_argument() -> None:
                    "(\"nested functions with defaults ... is not supported\"), under jit too")
 def test_nested_lambda_with_a_default() -> None:
     check_vmap(lambda_with_default, (r(3, 2),), n=3)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# 9. random in_axes / out_axes / shapes / dtypes (thorough tier; one seed in the default tier)
+# ---------------------------------------------------------------------------------------------------------------
+
+def rnd_blend(a, b):
+    return np.tanh(a) * b + np.sum(a) * 0.5
+
+
+def rnd_norm(a, b):
+    return (a - np.mean(a)) / (np.std(b) + 1.0)
+
+
+def rnd_pick(a, b):
+    return np.where(a > b, a - b, b * 2), np.max(a * b)
+
+
+RANDOM_PROGRAMS = [rnd_blend, rnd_norm, rnd_pick]
+
+
+def _random_case(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    fn = RANDOM_PROGRAMS[seed % len(RANDOM_PROGRAMS)]
+    dtype = [np.float64, np.float32][int(rng.integers(2))]
+    shape = tuple(int(d) for d in rng.integers(1, 4, size=int(rng.integers(1, 3))))
+    n = int(rng.integers(1, 4))
+    args, axes = [], []
+    mapped_any = False
+    for k in range(2):
+        if k == 1 and not mapped_any or rng.random() < 0.7:
+            ax = int(rng.integers(-len(shape) - 1, len(shape) + 1))
+            full = list(shape)
+            full.insert(ax if ax >= 0 else len(shape) + 1 + ax, n)
+            args.append(rng.standard_normal(full).astype(dtype))
+            axes.append(ax)
+            mapped_any = True
+        else:
+            args.append(rng.standard_normal(shape).astype(dtype))
+            axes.append(None)
+    out_ndim = len(shape) + 1
+    out_axis = int(rng.integers(-out_ndim, out_ndim)) if fn is not rnd_pick else 0
+    check_vmap(fn, tuple(args), tuple(axes), out_axis, n=n, rtol=1e-4 if dtype == np.float32 else 1e-9)
+
+
+def test_random_axes_default_seed() -> None:
+    _random_case(3)
+
+
+@pytest.mark.parametrize("seed", tiers.thorough_cases(range(100, 160)))
+def test_random_axes_thorough(seed: int) -> None:
+    _random_case(seed)
