@@ -693,6 +693,13 @@ def scale_by(x, k):
     return x * SCALES[k]
 
 
+def collect_steps(x, n):
+    out = []
+    for i in range(n):
+        out.append(x * i)
+    return sum(out)
+
+
 def make_picker(levels):
     def pick(x, k):
         return x + levels[k]
@@ -700,7 +707,7 @@ def make_picker(levels):
 
 
 @pytest.mark.parametrize("fn, bad", [(zeros_of, "n"), (ramp, "n"), (scale_by, "k"),
-                                     (make_picker((1.0, -1.0, 3.0)), "k")])
+                                     (make_picker((1.0, -1.0, 3.0)), "k"), (collect_steps, "n")])
 def test_batched_value_where_static_needed_names_the_argument(fn: Callable[..., Any], bad: str) -> None:
     with pytest.raises(srcjax.TranspileError) as e:
         srcjax.vmap(fn)(r(3), np.array([1, 2, 0]))
