@@ -648,8 +648,10 @@ class FunctionWriter:
             if isinstance(st, Tree) and st.kind in ("tuple", "list") and len({any_batched(v) for _, v in st.items}) > 1:
                 # (a NamedTuple mapped by a plain tuple of in_axes: which item is the field is unknown here; was read
                 # as batched whole, an unmapped field's values taken per example: silently wrong)
-                raise self.error(f"vmap: `{code(value)}` reads a field of `{op.operands['x']}`, whose in_axes is a "
-                                 f"{st.kind} mapping some of its items", line,
+                x = op.operands["x"]
+                who = f"`{x}`, whose in_axes is" if x in self.param_states else "a record argument, whose in_axes is"
+                raise self.error(f"vmap: `.{op.args.get('attr')}` reads a field of {who} a {st.kind} mapping some of "
+                                 "its items", line,
                                  hint="write its in_axes as the record itself (`Point(0, None)` for a NamedTuple "
                                       "Point), or one int/None for all of it")
             return code(value), any_batched(st)
