@@ -180,9 +180,39 @@ class _EntryWriter(FunctionWriter):
     def returned_expr(self, val: str, st: State) -> str:
         return self.out(val, st, self.out_axes)
 
+    def _same_structure(self, spec: Axes, st: State, path: str) -> None:
+        """Refuse an out_axes container that is not a prefix of the output's (jax's "out_axes specification
+        must be a tree prefix of the corresponding value"): a dict's other keys, a record's other fields, a
+        tuple for a dict (was: a dict's keys out_axes did not name silently dropped from the result, an
+        internal IndexError/KeyError). Only where the output's structure is known (a Tree)."""
+        if not isinstance(st, Tree) or not isinstance(spec, (tuple, list, dict)) and not _is_record(spec):
+            return
+        if _is_record(spec):
+            fields = sorted(f".{f}" for f, _ in _fields(spec))
+            fits = st.kind == "record" and sorted(k for k, _ in st.items) == fields
+            shown = f"{type(spec).__name__} with fields {[f[1:] for f in fields]}"
+        elif isinstance(spec, dict):
+            fits = st.kind == "dict" and sorted(map(repr, spec)) == sorted(repr(literal_key(k)) for k, _ in st.items)
+            shown = f"a dict with keys {sorted(spec, key=repr)}"
+        else:
+            fits = st.kind in ("tuple", "list")  # (their lengths: checked below, with their own message)
+            shown = f"a {type(spec).__name__} of {len(spec)}"
+        if fits:
+            return
+        if st.kind == "record":
+            has = f"a record with fields {sorted(k[1:] for k, _ in st.items)}"
+        elif st.kind == "dict":
+            has = f"a dict with keys {sorted((literal_key(k) for k, _ in st.items), key=repr)}"
+        else:
+            has = f"a {st.kind} of {len(st.items)}"
+        raise self.error(f"vmap: out_axes{path and ' at ' + path} is {shown}, but the output{path} is {has}",
+                         hint="give out_axes the output's structure, an axis (or None) for each of its parts, "
+                              "or one int for all of it")
+
     def out(self, expr: str, st: State, spec: Axes, path: str = "") -> str:
         """``expr`` (state ``st``) with its batch axis where ``spec`` says; ``path``: where it is in the
         output (``[0]['y']``), for errors."""
+        self._same_structure(spec, st, path)
         if _is_record(spec):
             sts = dict(st.items) if isinstance(st, Tree) else {}
             return pack("record", [(f".{f}", self.out(item(expr, f".{f}"), sts.get(f".{f}", st), v, f"{path}.{f}"))
@@ -204,7 +234,8 @@ class _EntryWriter(FunctionWriter):
             if isinstance(spec, dict):
                 return "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
             body = ", ".join(v for _, v in parts)
-            return ("[" + body + "]") if isinstance(spec, list) else "(" + body + ("," if len(parts) == 1 else "") + ")"
+            as_list = st.kind == "list" if isinstance(st, Tree) else isinstance(spec, list)  # (the output's kind)
+            return ("[" + body + "]") if as_list else "(" + body + ("," if len(parts) == 1 else "") + ")"
         if isinstance(st, Tree):
             kind = st.kind
             parts = [(k, self.out(item(expr, k), v, spec, f"{path}{_shown_key(k)}")) for k, v in st.items]
@@ -706,6 +737,13 @@ def _leaves_with_axes(value: Any, spec: Axes, path: str) -> list[tuple[str | _Le
         for k, v in spec.items():
             out += _leaves_with_axes(value[k], v, f"{path}[{k!r}]")
         return out
+    if pytree.is_namedtuple(value) or pytree.is_record(value) or type(value) in pytree.DATA_FIELDS:
+        # (a plain tuple for a NamedTuple: the batched source reads `p.spread` by field, and found no state for it:
+        # a leaf in_axes left unmapped was read as mapped, silently wrong; jax refuses it too)
+        raise _clean(ArgumentError(f"vmap: in_axes for {path} is a {type(spec).__name__}, but the argument is a "
+                                   f"{type(value).__name__}",
+                                   hint=f"write in_axes for it as the record itself: {type(value).__name__}(...) "
+                                        "with an axis or None per field (or one int/None)"))
     if not isinstance(value, (tuple, list)) or len(value) != len(spec):
         raise _clean(ArgumentError(f"vmap: in_axes for {path} has {len(spec)} entries, but the argument is "
                                    f"{type(value).__name__}" + (f" of length {len(value)}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from ..frontend.cst_expressions import parse_expression
-from ..frontend.names import code
+from ..frontend.names import code, names_in
 from ..frontend.resolve import STRUCTURAL_MODULES
 from .anf import Op
 from .batch_state import (
@@ -87,10 +87,15 @@ def builtin_call(w: FunctionWriter, value: cst.Call) -> tuple[str, State] | None
         return "range(" + ", ".join(f"batch_static({code(a.value)})" if any_batched(w.value_state(a.value)) else
                                     code(a.value) for a in value.args) + ")", False
     if f == "range":
-        raise w.error(f"vmap: a loop over {code(value)!r} runs a different number of times per example", value,
-                      hint="a `while` loop on a counter (`while i < n:`) runs per example under vmap; under grad "
-                           "give max_iters= (srcjax.grad(f, max_iters=100)) to bound it for every example, or pass "
-                           "in_axes=None for the bound")
+        from . import batch_errors
+        named = batch_errors.mapped_error(w, "its bound", sorted(names_in(value)), value, "")
+        which = named.message.split(" but it depends on ", 1)[1] if " but it depends on " in named.message else ""
+        raise w.error(f"vmap: a loop over {code(value)!r} runs a different number of times per example"
+                      + (f": its bound depends on {which}" if which else ""), value,
+                      hint=(f"{named.hint}; or " if which and named.hint else "")
+                      + "a `while` loop on a counter (`while i < n:`) runs per example under vmap; under grad "
+                        "give max_iters= (srcjax.grad(f, max_iters=100)) to bound it for every example"
+                      + ("" if which else ", or pass in_axes=None for the bound"))
     args = [a for a in value.args if a.keyword is None and not a.star]
     if not args:
         return None
