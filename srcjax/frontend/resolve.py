@@ -47,13 +47,13 @@ RESERVED = {n for n in dir(_adjoint) if not n.startswith("_")} | {n for n in dir
 
 REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction", "srcjax.collective_trees", "srcjax.index_writes",
                       "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce", "srcjax.batch_keys",
-                      "srcjax.batch_sums")
+                      "srcjax.batch_sums", "srcjax.batch_products")
 LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.numpy_bits",
                    "srcjax.linalg_names", "srcjax.polynomials",
                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of
 :data:`REEXPORTED_MODULES` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
-STRUCTURAL_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.batch_sums")
+STRUCTURAL_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.batch_sums", "srcjax.batch_products")
 """Derivatives' and vmap's own helpers: their tests and loop counts read a container's structure and flags, the
 same in every example (vmap reads one its batch broadcast from the first row: ``batch_static``)."""
 

@@ -247,15 +247,6 @@ class FunctionWriter:
     def state(self, atom: str) -> State:
         return self.st.get(atom, False)
 
-    def _outer_container(self, name: str) -> bool:
-        """Whether ``name`` is a module constant or closure variable holding a Python list or tuple
-        (``SCALES[k]``: an index into it must be static; was left to the lowering's internal error)."""
-        if name in self.st:
-            return False
-        src = self.nf.source
-        value = src.closure[name] if name in src.closure else src.globals.get(name)
-        return isinstance(value, (list, tuple))
-
     def convert(self, expr: str, have: State, want: State, items: bool = False) -> str:
         """``expr`` (in state ``have``) brought to the state ``want`` by broadcasting unbatched leaves
         (``items``: an unbatched part may be a container, a loop's carry: broadcast item by item)."""
@@ -610,7 +601,7 @@ class FunctionWriter:
             x = op.args.get(op.prim.arrays[0]) if op.prim.arrays else None
             key = op.args.get("key")
             if isinstance(x, str) and isinstance(key, str) and (isinstance(self.state(x), (Tree, Stack)) or
-                                                                self._outer_container(x)) and \
+                                                                batch_errors.outer_container(self, x)) and \
                     any(any_batched(self.state(n)) for n in text_names(key)):  # parts[i]: a Python list's item
                 raise batch_errors.mapped_error(self, f"the index [{key}] into the Python container `{x}`",
                                                 text_names(key), line, "index an array instead: np.stack(...)[i]")
@@ -645,15 +636,7 @@ class FunctionWriter:
             st = self.state(op.operands["x"])
             if isinstance(st, Tree) and st.kind == "record":  # a field of a NamedTuple/dataclass
                 return code(value), dict(st.items).get("." + str(op.args.get("attr")), any_batched(st))
-            if isinstance(st, Tree) and st.kind in ("tuple", "list") and len({any_batched(v) for _, v in st.items}) > 1:
-                # (a NamedTuple mapped by a plain tuple of in_axes: which item is the field is unknown here; was read
-                # as batched whole, an unmapped field's values taken per example: silently wrong)
-                x = op.operands["x"]
-                who = f"`{x}`, whose in_axes is" if x in self.param_states else "a record argument, whose in_axes is"
-                raise self.error(f"vmap: `.{op.args.get('attr')}` reads a field of {who} a {st.kind} mapping some of "
-                                 "its items", line,
-                                 hint="write its in_axes as the record itself (`Point(0, None)` for a NamedTuple "
-                                      "Point), or one int/None for all of it")
+            batch_errors.refuse_field_of_mixed_items(self, st, op, line)
             return code(value), any_batched(st)
         if op.kind == "tape_pop":
             return code(value), self.popped(op.callee or "", line)

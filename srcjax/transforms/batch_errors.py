@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -178,3 +178,26 @@ def refuse_shared_lists(w: FunctionWriter) -> None:
                 "source follows a list by the name it is changed through)",
                 hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
                      "list's last change"), line)
+
+
+def outer_container(w: FunctionWriter, name: str) -> bool:
+    """Whether ``name`` is a module constant or closure variable holding a Python list or tuple
+    (``SCALES[k]``: an index into it must be static; was left to the lowering's internal error)."""
+    if name in w.st:
+        return False
+    src = w.nf.source
+    value = src.closure[name] if name in src.closure else src.globals.get(name)
+    return isinstance(value, (list, tuple))
+
+
+def refuse_field_of_mixed_items(w: FunctionWriter, st: State, op: Any, line: cst.CSTNode | None) -> None:
+    """A field read (``p.pos``) of a tuple/list state whose items are mapped differently: a NamedTuple mapped by a
+    plain tuple of in_axes, where which item is the field is unknown here (was read as batched whole, an unmapped
+    field's values taken per example: silently wrong)."""
+    if isinstance(st, Tree) and st.kind in ("tuple", "list") and len({any_batched(v) for _, v in st.items}) > 1:
+        x = op.operands["x"]
+        who = f"`{x}`, whose in_axes is" if x in w.param_states else "a record argument, whose in_axes is"
+        raise w.error(f"vmap: `.{op.args.get('attr')}` reads a field of {who} a {st.kind} mapping some of "
+                      "its items", line,
+                      hint="write its in_axes as the record itself (`Point(0, None)` for a NamedTuple "
+                           "Point), or one int/None for all of it")
