@@ -35,7 +35,10 @@ def plain(v: Any) -> bool:
     if t in _PLAIN:
         return True
     if t is tuple:
-        return all(plain(x) for x in v)
+        for x in v:
+            if type(x) not in _PLAIN and not plain(x):
+                return False
+        return True
     if t is slice:
         return plain(v.start) and plain(v.stop) and plain(v.step)
     return False
@@ -45,8 +48,12 @@ def run(nf: NormalizedFunction, args: Any, kwargs: dict[str, Any]) -> Any:
     """``nf.fn(*args, **kwargs)`` where ``nf`` is a structural helper (not a copy or derivative srcjax wrote)
     and its arguments and result are plain (:func:`plain`); :data:`NOT_RUN` otherwise."""
     fn = nf.fn
-    if type(fn) is not types.FunctionType or fn.__module__ not in STRUCTURAL_MODULES or nf.plain is not None \
-            or not plain(tuple(args)) or kwargs and not plain(tuple(kwargs.values())) or is_generated(fn):
+    if type(fn) is not types.FunctionType or fn.__module__ not in STRUCTURAL_MODULES or nf.plain is not None:
+        return NOT_RUN
+    for a in args:  # (most calls: an array among the arguments, found here)
+        if type(a) not in _PLAIN and not plain(a):
+            return NOT_RUN
+    if kwargs and not plain(tuple(kwargs.values())) or is_generated(fn):
         return NOT_RUN
     try:
         result = fn(*args, **kwargs)
