@@ -395,7 +395,7 @@ def names_read(text: str) -> set[str]:
     """``set(names_in(cst.parse_module(text), skip_targets=True))``, with Python's own parser (several
     times faster than libcst's): for analyses of generated source that only need the names."""
     out: set[str] = set()
-    stack: list[ast.AST] = [parse(text)]
+    stack: list[Any] = [parse(text)]
     pop, push = stack.pop, stack.append
     nodes, getters = _AST_CLASSES, _AST_GETTERS
     while stack:
@@ -436,7 +436,7 @@ def names_read(text: str) -> set[str]:
             getter, single = getters[t]
         except KeyError:
             getter, single = _ast_getter(t)
-        got = getter(n)  # (the children pushed inline: ast.iter_child_nodes was ~4 calls a node)
+        got: Any = getter(n)  # (the children pushed inline: ast.iter_child_nodes was ~4 calls a node)
         for v in (got,) if single else got:
             c = v.__class__
             if c in nodes:
