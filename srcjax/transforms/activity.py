@@ -56,7 +56,7 @@ from .anf import (
     primitive_paths,
 )
 from .inline_lax import inline_lax
-from .integer_leaves import bindings, integer_names, integers
+from .integer_leaves import analysed, integer_names
 from .templates import expr
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -92,8 +92,7 @@ def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     dicts and lists. As index keys they cannot name an element twice (``winning_writes`` folds away). ``params``
     (the function's parameters, bound on entry to anything) are never such names, nor is what is computed from
     them: a parameter rebound in ``body`` (``y = 3 * y``) is not an integer for its rebinding's sake."""
-    binds = bindings(body, params)
-    ints = integers(binds)
+    binds, ints = analysed(body, params)
     bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
     keys = _container_keys(body, binds)
     return UniqueKeys(ints | bools | keys, containers=frozenset(keys - ints - bools))
