@@ -544,6 +544,12 @@ class Specializer(LiteralEvals):
                                              hint=f"assign a new array instead: {_IN_PLACE[attr]}")
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
                                        hint="see the supported NumPy subset in docs/numpy.md")
+        if base is np:  # (most attributes read: NumPy's functions; no property, never noted for the level-2 cache)
+            try:
+                v = getattr(np, attr)
+            except AttributeError as e:
+                raise UnknownFunctionError(str(e)) from None
+            return self.lift(v) if isinstance(v, np.ndarray) else v
         getter = callees.user_property(base, attr)
         if getter is not None:  # a property of the user's class: its getter is code, read like a method
             return self.call_method(getter, [base], {})

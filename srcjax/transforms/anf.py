@@ -652,7 +652,10 @@ def all_params(nf: NormalizedFunction) -> list[str]:
 def derivative_names(program: Program, nf: NormalizedFunction, body: Sequence[Any]) -> Names:
     """Fresh names for a derivative of ``nf``: none that the function, the passes that rewrote its ``body``
     (a lax scan's loop index ``i``, its leaves), the program's functions or the adjoint's imports use."""
-    return Names({*names_in(nf.plain_fdef), *names_in(cst.Module(body=list(body))), *program.functions,
+    fdef = nf.plain_fdef
+    own = {id(st) for st in fdef.body.body}  # (a statement the passes kept as it was: its names are fdef's)
+    rewritten = [st for st in body if id(st) not in own]
+    return Names({*names_in(fdef), *(names_in(cst.Module(body=rewritten)) if rewritten else ()), *program.functions,
                   *ADJOINT_IMPORTS})
 
 
