@@ -467,11 +467,32 @@ def inline_loop_iterables(body: Sequence[Any]) -> list[Any]:
     """Put a loop's iterable back together where A-normal form split it (derivative code read
     again, e.g. for hessian): ``list_1 = list(enumerate_1)`` + ``for i, p in reversed(list_1):``
     -> ``for i, p in reversed(list(enumerate(params))):``, for names used only there."""
+    if not _has_for(body):  # (no loop: nothing to put back together, no names to count)
+        return list(body)
     counts: dict[str, int] = {}
     for st in body:
         for n in names_in(st):
             counts[n] = counts.get(n, 0) + 1
     return _inline_block(list(body), counts)
+
+
+def _has_for(stmts: Sequence[Any]) -> bool:
+    """Whether a ``for`` is among ``stmts`` or in the blocks :func:`_inline_block` reads (``if``, ``else``, loop
+    bodies)."""
+    for st in stmts:
+        kind = st.__class__
+        if kind is cst.For:
+            return True
+        if kind is cst.While and _has_for(st.body.body):
+            return True
+        while kind is cst.If:
+            if _has_for(st.body.body):
+                return True
+            st = st.orelse
+            kind = st.__class__
+            if kind is cst.Else and _has_for(st.body.body):
+                return True
+    return False
 
 
 def _inline_block(stmts: list[Any], counts: dict[str, int]) -> list[Any]:
