@@ -6,7 +6,8 @@ STRUCTURAL_MODULES` (``srcjax.adjoint``, ``srcjax.batched``, ``srcjax.batch_sums
 static values (ints, floats, booleans, strings, None, ``...``, slices and tuples of these: a shape, an index key,
 flags) computes a static plan from them (``batched._index_plan``: how to index a batched ``x[1:]`` in one gather),
 the same value either way: :func:`run` calls the function itself (a few calls where interpreting it cost ~600,
-and its tree is not rebuilt from the disk cache: a hessian's first call reads three helpers less).
+and its tree is not rebuilt from the disk cache: a hessian's first call decodes two helpers less, ``_index_plan``
+and ``_is_array_index``).
 
 Anything else is interpreted, as before: a value that is not plain (an array, a traced value, a list or dict
 the helper could change), a result that is not plain (an array: the interpreter makes ``np.arange`` an iota, a
