@@ -13,7 +13,7 @@ from srcjax import batched
 from srcjax.lower import specialize, static_calls
 
 
-def _rosen(x):
+def _rosen_plans(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
@@ -46,7 +46,7 @@ def test_index_plans_run_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
     the helpers that index the arrays are; the Hessian is the one written by hand."""
     names = _interpreted(monkeypatch)
     x = np.linspace(-1.0, 1.5, 7)
-    got = np.asarray(srcjax.hessian(_rosen)(x))
+    got = np.asarray(srcjax.hessian(_rosen_plans)(x))
     np.testing.assert_allclose(got, _rosen_hessian(x), rtol=1e-12, atol=1e-9)
     assert "batch_index_add" in names and "_scattered" in names  # (arrays: interpreted)
     assert "_index_plan" not in names and "_is_array_index" not in names
@@ -56,15 +56,15 @@ def test_same_stablehlo_as_interpreted(monkeypatch: pytest.MonkeyPatch) -> None:
     """The module lowered with the static plans run by Python is the one lowered interpreting them (a copy of the
     function: nothing cached is read back)."""
     x = np.linspace(-1.0, 1.5, 7)
-    fast = srcjax.lower(srcjax.hessian(_rosen), x).as_text()
+    fast = srcjax.lower(srcjax.hessian(_rosen_plans), x).as_text()
     monkeypatch.setattr(static_calls, "run", lambda nf, args, kwargs: static_calls.NOT_RUN)
     names = _interpreted(monkeypatch)
-    slow = srcjax.lower(srcjax.hessian(_rosen_copy), x).as_text()
+    slow = srcjax.lower(srcjax.hessian(_rosen_plans_interpreted), x).as_text()
     assert "_index_plan" in names
     assert _without_locations(slow) == _without_locations(fast)
 
 
-def _rosen_copy(x):
+def _rosen_plans_interpreted(x):
     return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
@@ -93,6 +93,6 @@ def test_what_is_interpreted() -> None:
     assert static_calls.run(_helper(batched._index_plan), ((4, 3), (0,), True, True), {}) is static_calls.NOT_RUN
     assert static_calls.run(_helper(batched._contiguous), ([0, 1],), {}) is static_calls.NOT_RUN
     assert static_calls.run(_helper(batched._contiguous), ((),), {}) is static_calls.NOT_RUN  # (IndexError)
-    assert static_calls.run(_helper(_rosen), (1.0,), {}) is static_calls.NOT_RUN
+    assert static_calls.run(_helper(_rosen_plans), (1.0,), {}) is static_calls.NOT_RUN
     assert static_calls.run(types.SimpleNamespace(fn=batched._contiguous, plain=object()), ((0, 1),), {}) is \
         static_calls.NOT_RUN  # (a derivative of a helper)
