@@ -156,8 +156,7 @@ class Activity:
         shadowing.refuse_parameters(nf, DifferentiationError)
         self.active: set[str] = set(active_params)
         self.ops: dict[int, Op] = {}
-        # (id of a statement, loose) -> (it, its effects) where they do not depend on activity (not a helper's call):
-        # the same in each round of propagate's fixed point
+        # (a statement's id, loose) -> (it, its effects) that do not depend on activity: propagate's, once
         self._fixed_effects: dict[tuple[int, bool], tuple[Any, list[tuple[list[str], list[str]]]]] = {}
         if body is None:  # a helper's summary: its body as the helper's derivative will see it
             body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
@@ -181,8 +180,7 @@ class Activity:
                     pairs = hit[1]
                 else:
                     pairs = _per_element(s) or [self.loose_effect(s) if loose else self.effect(s)]
-                    if not (s.__class__ is cst.Assign and self.op(s.value).kind == "call"):
-                        # (a helper's result is active as its arguments are: read again each round)
+                    if not (s.__class__ is cst.Assign and self.op(s.value).kind == "call"):  # (a call's: each round)
                         fixed[(id(s), loose)] = (s, pairs)
                 for targets, srcs in pairs:
                     if targets and any(n in active for n in srcs):
