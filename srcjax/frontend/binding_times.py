@@ -39,7 +39,7 @@ from ..primitives import registry
 from ..pytree import by_leaves, is_tree, item_keys  # (a value's structure: static whatever its data)
 from .callees import STATIC_NUMPY
 from .dict_names import dict_names
-from .names import children, names_in, target_names
+from .names import names_in, syntax_children, target_names
 from .normalize import NormalizedFunction
 from .restructure import walk as walk_statements
 from .syntax import LITERAL_TYPES, assigned_in, attr_chain, is_literal, orelse_stmts, params_of
@@ -335,7 +335,8 @@ class BindingTimes:
             return self.of(e.left)  # type: ignore[attr-defined]
         if t is cst.Arg:
             return self.of(e.value)  # type: ignore[attr-defined]
-        return max((self.of(child) for child in children(e)), default=STATIC)
+        # (the code children: whitespace, operators and punctuation hold no name; all children were ~3x the calls)
+        return max((self.of(child) for child in syntax_children(e)), default=STATIC)
 
     def at(self, e: cst.CSTNode, kinds: dict[str, int]) -> int:
         """The binding time of ``e`` where each name of ``kinds`` holds a value of that kind (flow-sensitive: the

@@ -194,37 +194,47 @@ def _subscript(n: Any, out: list[str]) -> None:
         if e.__class__ is not cst.SubscriptElement:
             raise _Other
         sl: Any = e.slice
-        kind = sl.__class__
-        if kind is cst.Index:
-            if sl.star is not None:
-                out.append(sl.star)
-            if sl.whitespace_after_star is not None:
-                out.append(_ws(sl.whitespace_after_star))
-            _expr(sl.value, out)
-        elif kind is cst.Slice:
-            if sl.lower is not None:
-                _expr(sl.lower, out)
-            if sl.first_colon.__class__ is not cst.Colon:
-                raise _Other
-            _token_op(sl.first_colon, out)
-            if sl.upper is not None:
-                _expr(sl.upper, out)
-            second = sl.second_colon
-            if second is _DEFAULT:
-                if sl.step is not None:
-                    out.append(":")
-            elif second.__class__ is cst.Colon:
-                _token_op(second, out)
-            else:
-                raise _Other
-            if sl.step is not None:
-                _expr(sl.step, out)
-        else:
+        write = _SLICES.get(sl.__class__)
+        if write is None:
             raise _Other
+        write(sl, out)
         _comma(e.comma, ", " if i != last else "", out)
     out.append(_ws(rb.whitespace_before))
     out.append("]")
     _rpar(n, out)
+
+
+def _index(sl: Any, out: list[str]) -> None:
+    """A subscript's ``Index`` (``x[i]``'s ``i``, ``x[*a]``'s ``*a``)."""
+    if sl.star is not None:
+        out.append(sl.star)
+    if sl.whitespace_after_star is not None:
+        out.append(_ws(sl.whitespace_after_star))
+    _expr(sl.value, out)
+
+
+def _slice(sl: Any, out: list[str]) -> None:
+    """A subscript's ``Slice`` (``1:n``, ``::2``): printed alone too (``anf``'s index keys print each)."""
+    if sl.lower is not None:
+        _expr(sl.lower, out)
+    if sl.first_colon.__class__ is not cst.Colon:
+        raise _Other
+    _token_op(sl.first_colon, out)
+    if sl.upper is not None:
+        _expr(sl.upper, out)
+    second = sl.second_colon
+    if second is _DEFAULT:
+        if sl.step is not None:
+            out.append(":")
+    elif second.__class__ is cst.Colon:
+        _token_op(second, out)
+    else:
+        raise _Other
+    if sl.step is not None:
+        _expr(sl.step, out)
+
+
+_SLICES: dict[type, Any] = {cst.Index: _index, cst.Slice: _slice}
 
 
 def _elements(elements: Any, default_last: str, out: list[str]) -> None:
@@ -373,8 +383,8 @@ def _alone(s: Any, out: list[str]) -> None:
     _small(s, False, out)
 
 
-_WRITERS: dict[type, Any] = {**_EXPRESSIONS, cst.SimpleStatementLine: _line, cst.Assign: _alone, cst.Expr: _alone,
-                             cst.Return: _alone, cst.AugAssign: _alone, cst.Assert: _alone}
+_WRITERS: dict[type, Any] = {**_EXPRESSIONS, **_SLICES, cst.SimpleStatementLine: _line, cst.Assign: _alone,
+                             cst.Expr: _alone, cst.Return: _alone, cst.AugAssign: _alone, cst.Assert: _alone}
 
 
 def fast_code(node: cst.CSTNode) -> str | None:

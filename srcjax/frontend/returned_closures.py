@@ -26,7 +26,7 @@ import libcst as cst
 
 from ..core import TranspileError
 from .callees import origin
-from .names import Names, assigned_names, names_in, walk
+from .names import Names, Visitor, assigned_names, names_in, walk
 from .read import FunctionSource, Located, Range, read_function
 
 
@@ -79,14 +79,14 @@ def _targets_call(s: cst.BaseStatement) -> tuple[list[str], cst.Call] | None:
 def _candidates(src: FunctionSource) -> bool:
     found = False
 
-    class V(cst.CSTVisitor):
+    class V(Visitor):  # (read-only: libcst's visitor rebuilt the user's body, every user function's first read)
         def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> bool:
             nonlocal found
             call = _targets_call(n)
             found = found or (call is not None and _helper(src, call[1].func.value) is not None)  # type: ignore[attr-defined]
             return False
 
-    src.fdef.body.visit(V())
+    V().walk(src.fdef.body)
     return found
 
 

@@ -71,7 +71,7 @@ from ..lax_special import MATH_ON_ARRAYS
 from ..primitives import registry
 from ..primitives.elementwise import OPERATOR_PRIMS
 from ..primitives.registry import Primitive
-from . import branches, host_print, loops, python_errors, regions, replicas, rolled_for, shardy
+from . import branches, host_print, loops, python_errors, regions, replicas, rolled_for, shardy, static_calls
 from .apply import apply_primitive
 from .hlo import TARGET, FuncBuilder, HloValue, module_text
 from .literal_evals import LiteralEvals
@@ -214,6 +214,8 @@ class Specializer(LiteralEvals):
                 raise ArgumentError(f"{nf.name}(): {e}") from None
             bound.apply_defaults()
             arguments = dict(bound.arguments)
+        if (ran := static_calls.run(nf, args, kwargs)) is not static_calls.NOT_RUN:
+            return ran  # (a structural helper's static plan: Python runs it, as this would)
         role = rule_role(nf.fn)
         site = self.here
         try:
@@ -542,6 +544,12 @@ class Specializer(LiteralEvals):
                                              hint=f"assign a new array instead: {_IN_PLACE[attr]}")
             raise UnknownFunctionError(f"arrays have no supported attribute or method {attr!r}",
                                        hint="see the supported NumPy subset in docs/numpy.md")
+        if base is np:  # (most attributes read: NumPy's functions; no property, never noted for the level-2 cache)
+            try:
+                v = getattr(np, attr)
+            except AttributeError as e:
+                raise UnknownFunctionError(str(e)) from None
+            return self.lift(v) if isinstance(v, np.ndarray) else v
         getter = callees.user_property(base, attr)
         if getter is not None:  # a property of the user's class: its getter is code, read like a method
             return self.call_method(getter, [base], {})

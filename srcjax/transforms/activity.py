@@ -56,7 +56,7 @@ from .anf import (
     primitive_paths,
 )
 from .inline_lax import inline_lax
-from .integer_leaves import bindings, integer_names, integers
+from .integer_leaves import analysed, integer_names
 from .templates import expr
 
 # -- analysis ------------------------------------------------------------------------------------
@@ -92,8 +92,7 @@ def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     dicts and lists. As index keys they cannot name an element twice (``winning_writes`` folds away). ``params``
     (the function's parameters, bound on entry to anything) are never such names, nor is what is computed from
     them: a parameter rebound in ``body`` (``y = 3 * y``) is not an integer for its rebinding's sake."""
-    binds = bindings(body, params)
-    ints = integers(binds)
+    binds, ints = analysed(body, params)
     bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
     keys = _container_keys(body, binds)
     return UniqueKeys(ints | bools | keys, containers=frozenset(keys - ints - bools))
@@ -157,6 +156,8 @@ class Activity:
         shadowing.refuse_parameters(nf, DifferentiationError)
         self.active: set[str] = set(active_params)
         self.ops: dict[int, Op] = {}
+        # (a statement's id, loose) -> (it, its effects) that do not depend on activity: propagate's, once
+        self._fixed_effects: dict[tuple[int, bool], tuple[Any, list[tuple[list[str], list[str]]]]] = {}
         if body is None:  # a helper's summary: its body as the helper's derivative will see it
             body = inline_loop_iterables(inline_lax(nf, list(nf.plain_fdef.body.body)))
         self.body = body
@@ -169,11 +170,18 @@ class Activity:
     def propagate(self, active: set[str], body: Sequence[Any], loose: bool = False) -> None:
         """Grow ``active`` (in place) to the names activity flows into, to a fixpoint (``loose``: also through
         the values static calls read, ``sorted(items)``, as if derivatives followed them)."""
-        changed = True
+        changed, fixed = True, self._fixed_effects
         while changed:
             changed = False
             for s, _ in _walk(body):
-                for targets, srcs in _per_element(s) or [self.loose_effect(s) if loose else self.effect(s)]:
+                hit = fixed.get((id(s), loose))
+                if hit is not None and hit[0] is s:
+                    pairs = hit[1]
+                else:
+                    pairs = _per_element(s) or [self.loose_effect(s) if loose else self.effect(s)]
+                    if not (s.__class__ is cst.Assign and self.op(s.value).kind == "call"):  # (a call's: each round)
+                        fixed[(id(s), loose)] = (s, pairs)
+                for targets, srcs in pairs:
                     if targets and any(n in active for n in srcs):
                         new = set(targets) - active - self.ints
                         if new:

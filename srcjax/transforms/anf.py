@@ -468,11 +468,32 @@ def inline_loop_iterables(body: Sequence[Any], spans: dict[int, Any] | None = No
     again, e.g. for hessian): ``list_1 = list(enumerate_1)`` + ``for i, p in reversed(list_1):``
     -> ``for i, p in reversed(list(enumerate(params))):``, for names used only there. ``spans``: the
     statements' positions, given to the statements rebuilt (a refusal of such a loop at the user's line)."""
+    if not _has_for(body):  # (no loop: nothing to put back together, no names to count)
+        return list(body)
     counts: dict[str, int] = {}
     for st in body:
         for n in names_in(st):
             counts[n] = counts.get(n, 0) + 1
     return _inline_block(list(body), counts, {} if spans is None else spans)
+
+
+def _has_for(stmts: Sequence[Any]) -> bool:
+    """Whether a ``for`` is among ``stmts`` or in the blocks :func:`_inline_block` reads (``if``, ``else``, loop
+    bodies)."""
+    for st in stmts:
+        kind = st.__class__
+        if kind is cst.For:
+            return True
+        if kind is cst.While and _has_for(st.body.body):
+            return True
+        while kind is cst.If:
+            if _has_for(st.body.body):
+                return True
+            st = st.orelse
+            kind = st.__class__
+            if kind is cst.Else and _has_for(st.body.body):
+                return True
+    return False
 
 
 def _inline_block(stmts: list[Any], counts: dict[str, int], spans: dict[int, Any]) -> list[Any]:
@@ -660,7 +681,10 @@ def all_params(nf: NormalizedFunction) -> list[str]:
 def derivative_names(program: Program, nf: NormalizedFunction, body: Sequence[Any]) -> Names:
     """Fresh names for a derivative of ``nf``: none that the function, the passes that rewrote its ``body``
     (a lax scan's loop index ``i``, its leaves), the program's functions or the adjoint's imports use."""
-    return Names({*names_in(nf.plain_fdef), *names_in(cst.Module(body=list(body))), *program.functions,
+    fdef = nf.plain_fdef
+    own = {id(st) for st in fdef.body.body}  # (a statement the passes kept as it was: its names are fdef's)
+    rewritten = [st for st in body if id(st) not in own]
+    return Names({*names_in(fdef), *(names_in(cst.Module(body=rewritten)) if rewritten else ()), *program.functions,
                   *ADJOINT_IMPORTS})
 
 

@@ -83,14 +83,14 @@ class JVP:
         self.names = derivative_names(program, nf, self.body)  # (after the passes: none of their names reused)
         self.act = Activity(program, nf, active_params, self.body)
         self.body, self.act = hoisted_body(program, nf, active_params, self.body, self.act, self.names)
+        self.params = all_params(nf)
+        self.unique_keys = unique_keys(self.body, self.params)  # (a container's keys: its item cleared to zeros)
         # integers, booleans and values computed from no parameter: no tangent (a symbolic zero), even as an
         # item of a container or a helper's result (`y ** n` gets no `n_dot * log(y)` term)
-        self.act.active = self.act.active - constant_names(self.body, self.act, all_params(nf))
+        self.act.active = self.act.active - constant_names(self.body, self.act, self.params, self.unique_keys)
         self.dot: dict[str, str] = {}
         self.helpers = helpers
         self.out_lines = out_lines
-        self.params = all_params(nf)
-        self.unique_keys = unique_keys(self.body, self.params)  # (a container's keys: its item cleared to zeros)
         self.active_params = list(active_params)
         self.synthesized: list[cst.Assign] = []
 

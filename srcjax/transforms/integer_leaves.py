@@ -15,11 +15,13 @@ bound to anything, so never integers.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
 import libcst as cst
 
+from .. import gc_pause
 from ..adjoint import is_saved_list_name
 from ..frontend.names import code, target_names
 from ..frontend.restructure import walk
@@ -29,7 +31,27 @@ _INT_OPS = frozenset({cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.
 
 def integer_names(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     """Names of ``body`` bound only to Python integers (see the module's docstring)."""
-    return frozenset(integers(bindings(body, params)))
+    return analysed(body, params)[1]
+
+
+def analysed(body: Sequence[Any], params: Sequence[str]) -> tuple[dict[str, list[Any]], frozenset[str]]:
+    """``(bindings(body, params), integers of them)``, remembered for the same statements (libcst's nodes never
+    change) and parameters until the collector's pause ends: a derivative writer asks for both three times
+    (activity, the constants, the index keys). The bindings are shared: read them, never change them."""
+    key = (tuple(map(id, body)), tuple(params))
+    hit = _ANALYSED.get(key)
+    if hit is not None and len(hit[0]) == len(body) and all(map(operator.is_, hit[0], body)):
+        return hit[1], hit[2]
+    binds = bindings(body, params)
+    ints = frozenset(integers(binds))
+    if len(_ANALYSED) >= 64:
+        _ANALYSED.clear()
+    _ANALYSED[key] = (tuple(body), binds, ints)  # (the statements kept alive: their ids name no other node here)
+    return binds, ints
+
+
+_ANALYSED: dict[tuple[Any, ...], tuple[tuple[Any, ...], dict[str, list[Any]], frozenset[str]]] = {}
+gc_pause.on_resume(_ANALYSED.clear)
 
 
 def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]:

@@ -790,13 +790,12 @@ class VJP:
             # a static if outside loops: the names bound before it, and at the end of each branch
             self.static_ifs: dict[int, tuple[set[str], set[str], set[str]]] = {}
             self.maybe_unbound: set[str] = set()  # names whose zeros an adjoint reads where they may be unbound
+            self.seeded, self.maybe_none = ({seed} if seed is not None else set()), set()
             self.primal(self.body, 1, primal, self.final_bound)
             primal[:0] = [f"    {n} = UNSET" for n in sorted(self.declared - set(self.params))]
             out = code(self.ret.value) if self.ret.value is not None else "None"
             adj: list[str] = []
             defined: set[str] = set()
-            self.seeded = {seed} if seed is not None else set()
-            self.maybe_none = set()
             if seed is not None:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
@@ -812,7 +811,8 @@ class VJP:
     def _state(self) -> dict[str, tuple[int, int]]:
         """What a pass of :meth:`sweeps` may change for the next: each attribute's object and size (less those
         every pass sets afresh, and ``restore``, which it computes)."""
-        fresh = ("bar", "pushed", "final_bound", "declared", "partial", "static_ifs", "maybe_unbound", "restore")
+        fresh = ("bar", "pushed", "final_bound", "declared", "partial", "static_ifs", "maybe_unbound", "restore",
+                 "seeded", "maybe_none")  # (those two new objects each pass made the second pass run every time)
         return {k: (id(v), len(v) if isinstance(v, (dict, set, list)) else -1) for k, v in vars(self).items()
                 if k not in fresh}
 

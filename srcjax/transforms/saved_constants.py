@@ -30,12 +30,13 @@ from .activity import Activity, unique_keys
 from .anf import ITERATOR_CALLS, all_params, call_name
 
 
-def constant_names(body: Sequence[Any], act: Activity, params: Sequence[str]) -> set[str]:
+def constant_names(body: Sequence[Any], act: Activity, params: Sequence[str],
+                   keys: frozenset[str] | None = None) -> set[str]:
     """Names of ``body`` that never carry a derivative (see the module docstring): computed from no
     parameter (a flow-insensitive fixed point over the names each binding reads; module globals are
     constants), integers and booleans, and arrays from primitives without a derivative. (Binding-time
     analysis's STATIC is not enough: a slice of a list parameter, ``params[:-1]``, is STATIC structure
-    holding data.)"""
+    holding data.) ``keys``: :func:`~.activity.unique_keys` of ``body`` and ``params`` where the caller has them."""
     deps: dict[str, list[set[str] | None]] = {}  # name -> per binding, the names it reads (None: unknown)
 
     def bind(names: Sequence[str], reads: set[str] | None) -> None:
@@ -82,7 +83,7 @@ def constant_names(body: Sequence[Any], act: Activity, params: Sequence[str]) ->
         if len(deps.get(p, ())) == 1 and -len(literals.get(p, ())) <= k < len(literals.get(p, ())) and \
                 len(deps[a]) == 1:
             deps[a] = [set(names_in(literals[p][k]))]
-    pinned = set(unique_keys(body, params))
+    pinned = set(unique_keys(body, params) if keys is None else keys)
     const = set(deps) - set(params) | pinned
     changed = True
     while changed:

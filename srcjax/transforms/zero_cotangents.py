@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 
 from .. import adjoint as _adjoint
-from ..frontend.names import code, names_in, target_names
+from ..frontend.names import Visitor, code, names_in, target_names
 from .anf import DifferentiationError, tuple_target_code
 
 if TYPE_CHECKING:
@@ -502,7 +502,7 @@ class TapeZeros:
     def __init__(self, body: Sequence[Any]) -> None:
         finder = _ListUses()
         for s in body:
-            s.visit(finder)
+            finder.walk(s)
         self.pops = {lst: n for lst, n in finder.pops.items() if lst not in finder.other}
         self.seen: dict[str, dict[int, tuple[bool, ...] | bool]] = {}
 
@@ -543,9 +543,10 @@ class TapeZeros:
         return list(seen.values()) if lst in self.pops and len(seen) == self.pops[lst] else None
 
 
-class _ListUses(cst.CSTVisitor):
+class _ListUses(Visitor):
     """Per list name: its pops (``t = lst.pop()``, ``lst.pop()``), and whether it is used any other way than
-    those, ``lst.append(v)`` and ``lst = []`` (nested functions included: then no zeros are known for it)."""
+    those, ``lst.append(v)`` and ``lst = []`` (nested functions included: then no zeros are known for it).
+    (A read-only :class:`~..frontend.names.Visitor`: libcst's rebuilt every statement of the body it visited.)"""
 
     def __init__(self) -> None:
         self.pops: dict[str, int] = {}
