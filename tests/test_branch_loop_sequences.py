@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, note
+from hypothesis import assume, given, note
 from hypothesis import strategies as st
 
 import srcjax
@@ -197,8 +197,9 @@ TRANSFORMS = ("grad", "vjp", "jacrev", "hessian", "vmap(grad)", "jacfwd")
 def check(text: str, transform: str) -> None:
     f, twin = numpy_and_jax(_DIR, text, "seq")
     want = np.stack([np.asarray(jax.grad(twin)(jnp.asarray(x))) for x in XS])
-    np.testing.assert_allclose(want, np.stack([_fd(f, x) for x in XS]), rtol=1e-5, atol=1e-6,
-                               err_msg=f"jax vs finite differences\n{text}")
+    # (a random program may jump within finite differences' step of a sample point, where a test of an `if` changes:
+    # jax's derivative is then not the finite difference, and the point tells nothing; such programs are drawn again)
+    assume(np.allclose(want, np.stack([_fd(f, x) for x in XS]), rtol=1e-5, atol=1e-6))
     if transform == "vmap(grad)":
         g = srcjax.vmap(srcjax.grad(f))
         got = np.asarray(g(XS))
