@@ -381,9 +381,9 @@ def test_node_classes_are_every_libcst_node_class():
     import libcst.matchers  # noqa: F401 - (more of libcst, loaded late)
     import libcst.metadata  # noqa: F401
 
-    from srcjax.frontend.names import NODE_CLASSES, _node_classes
+    from srcjax.frontend.names import NODE_CLASSES, _subclasses
 
-    assert _node_classes() == NODE_CLASSES
+    assert _subclasses(cst.CSTNode) == NODE_CLASSES
     assert cst.Name in NODE_CLASSES and cst.SimpleWhitespace in NODE_CLASSES and str not in NODE_CLASSES
 
 

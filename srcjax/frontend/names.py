@@ -40,12 +40,11 @@ _ALL_FIELDS: dict[type, tuple[str, ...]] = {}
 _SYNTAX_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _node_classes() -> frozenset[type]:
-    """Every libcst node class: ``type(v) in NODE_CLASSES`` is ``isinstance(v, cst.CSTNode)``
-    without the ABC machinery (``CSTNode`` is an ``ABC``: each check went through
-    ``ABCMeta.__instancecheck__``, tens of thousands a first call)."""
+def _subclasses(base: type) -> frozenset[type]:
+    """``base`` and every class derived from it: ``type(v) in`` it is ``isinstance(v, base)`` without a call (for
+    libcst's ``CSTNode``, an ``ABC``, without ``ABCMeta.__instancecheck__``: tens of thousands a first call)."""
     out: set[type] = set()
-    todo: list[type] = [cst.CSTNode]
+    todo: list[type] = [base]
     while todo:
         c = todo.pop()
         if c not in out:
@@ -54,7 +53,7 @@ def _node_classes() -> frozenset[type]:
     return frozenset(out)
 
 
-NODE_CLASSES: frozenset[Any] = _node_classes()
+NODE_CLASSES: frozenset[Any] = _subclasses(cst.CSTNode)  # (every libcst node class)
 
 
 def _fields_of(cls: type) -> tuple[str, ...]:
@@ -448,19 +447,7 @@ def names_read(text: str) -> set[str]:
     return out
 
 
-def _ast_classes() -> frozenset[type]:
-    """Every ``ast`` node class (``type(v) in`` it: ``isinstance(v, ast.AST)`` without a call)."""
-    out: set[type] = set()
-    todo: list[type] = [ast.AST]
-    while todo:
-        c = todo.pop()
-        if c not in out:
-            out.add(c)
-            todo.extend(c.__subclasses__())
-    return frozenset(out)
-
-
-_AST_CLASSES = _ast_classes()
+_AST_CLASSES = _subclasses(ast.AST)  # (every ``ast`` node class)
 _AST_GETTERS: dict[type, tuple[Callable[[Any], Any], bool]] = {}
 
 
