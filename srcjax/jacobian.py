@@ -377,12 +377,17 @@ class _Jacobian(_Derived):
                 self._switch = False
         return self._switch if callable(self._switch) else None
 
+    def has_array_form(self) -> bool:
+        """Whether some calls take the array form (:meth:`array_form_for`): not a hessian, nor a Jacobian of
+        one (their general form is decided by the generic one), nor one written per function argument."""
+        return self._arrays is not None and self._general is None and self._or_general is None
+
     def array_form_for(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[..., Any] | None:
         """The array form's generated function where a call with these arguments (arrays or
         ShapeDtypeStructs) takes it, so that a transformation of this Jacobian for them (vmap: one
         example's) may read it instead of the generic form; else None."""
-        if self._arrays is None or self._general is not None or self._or_general is not None:
-            return None  # (a hessian, or a Jacobian of one: its general form is decided by the generic one)
+        if self._arrays is None or not self.has_array_form():
+            return None
         try:
             return self._arrays.fn if self._compiled_path(args, kwargs) else None
         except TranspileError:

@@ -473,6 +473,9 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
     _of_arrays: Any = None  # the Jacobian whose array form the source was written from
     _generic: Vmapped | None = None  # (then: the vmap of its generic form, for calls of another kind)
     _generic_form = False  # (this one batches the generic form of a Jacobian: _vmap's `generic`)
+    _picks = False  # (of a Jacobian: the form written depends on the call that writes it, _vmap's `pick`)
+    _served: Any = None  # (one example of the first call the level-2 cache served while the source was pending:
+    # what the source is then written for, so that it is the program that ran: _write_pending)
 
     def __init__(self, fn: Callable[..., Any], write: Callable[[Any], tuple[Callable[..., Any], Any]], in_axes: Axes,
                  out_axes: Axes, axis_size: int | None, **kw: Any) -> None:
@@ -497,7 +500,7 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
 
     def _write_pending(self) -> None:
         if self._write is not None:
-            self._write_now(None)
+            self._write_now(self._served)
 
     def _write_now(self, call: Any) -> None:
         """Write the batched source (``call``: a call's arguments, one example's, or None: not known)."""
@@ -514,10 +517,16 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         functools.update_wrapper(self, written)
 
     def _bind(self, args: Any, kwargs: dict[str, Any]) -> list[Any]:
-        if self._write is not None and not self._warm_preload(args, kwargs) and self._write is not None:
-            # (not a program an earlier process wrote: no source to write; nor written meanwhile, by the
-            # error of a call that does not bind, which reads the function for its def line)
-            self._write_now(self.one_example(tuple(args), kwargs))
+        if self._write is not None:
+            if not self._warm_preload(args, kwargs):
+                if self._write is not None:
+                    # (not a program an earlier process wrote: no source to write; nor written meanwhile, by
+                    # the error of a call that does not bind, which reads the function for its def line)
+                    self._write_now(self.one_example(tuple(args), kwargs))
+            elif self._served is None and self._write is not None:
+                # (an earlier process wrote the source for this call's kind of example: a later reader,
+                # srcjax.source, writes it for the same, so that it prints the program this call ran)
+                self._served = self.one_example(tuple(args), kwargs)
         return super()._bind(args, kwargs)
 
     def _warm_identity(self) -> list[Any] | None:
@@ -526,7 +535,16 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
         return warm_transforms.vmap_identity(
             [_freeze(self._in_axes), _freeze(self._out_axes), self._axis_size, self._axis_name,
              None if self._one_axis is None else _freeze(self._one_axis[0]),
-             self._generic_form], self._primal)
+             self._generic_form or self._written_generic()], self._primal)
+
+    def _written_generic(self) -> bool:
+        """Whether the source of this vmap of a Jacobian that has an array form was written from its generic
+        form whatever the call: by a reader before any call (srcjax.source), or by a call whose example does
+        not take the array form. Its programs are then those of ``_vmap(..., generic=True)`` (keyed so in the
+        level-2 cache), not those a pending one writes for a call's example (the array form's where the call
+        takes it), which is what the level-2 cache serves it (``_served``)."""
+        return self._write is None and self._of_arrays is None and self._picks and \
+            bool(self._primal.has_array_form())  # type: ignore[attr-defined]  # (a Jacobian: _picks)
 
     def _warm_reads(self) -> Any:
         reads = super()._warm_reads()
@@ -585,8 +603,12 @@ class Vmapped(WrittenWhenRead, Compiled):  # type: ignore[misc]  # (fn: a proper
             # one error for both paths; a parameter not passed is None there, which has no leaves)
         except TranspileError:
             if self._write is not None:  # (the batched source says where a mapped non-array is used and which
-                self._write_now(None)    # in_axes leaves it unmapped: its error first, as when vmap() wrote it)
+                self._write_pending()    # in_axes leaves it unmapped: its error first, as when vmap() wrote it)
             raise
+        if self._served is not None and self._write is not None and not self._warm_preload(args, kwargs):
+            # (a call the level-2 cache does not serve, after one it served: the source written for the served
+            # call's example, the program that ran; then this call takes it, or the generic form's vmap)
+            self._write_pending()
         other = self._not_its_form(args, kwargs) if self._write is None else None
         if other is not None:
             return other(*args, **kwargs)
@@ -821,6 +843,7 @@ def _vmap(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: int 
     out._axis_name = axis_name
     out._one_axis = one_axis
     out._generic_form = generic
+    out._picks = pick is not None
     return out
 
 
