@@ -77,6 +77,14 @@ def test_corpus_programs_that_change_arrays_in_place_do_not_depend_on_what_ran_b
            tmp_path)
 
 
+def test_a_lowering_that_functionalizes_again_changes_no_other_transformation(tmp_path):
+    """(session 46) ``while x < 100.0: ... if x > 50.0: break`` on a parameter: the lowering functionalizes the loop
+    again with its test on data (lower/regions.DataExit). It rewrote the shared ``Program`` in place: after jvp's
+    call, jacfwd (written from jvp's program) printed the rewritten loop, and ``srcjax.source(jit(f))`` printed
+    another program after its call than before. Now each lowering rewrites a copy of its own."""
+    _agree([{"kind": "printed", "fn": "break_on_parameter", "order": ["jvp", "jacfwd", "jit", "vmap"]}], tmp_path)
+
+
 @pytest.mark.skipif(not THOROUGH, reason="thorough tier (SRCJAX_HYPOTHESIS=thorough): the default tier runs "
                     "test_item_view_refusals_do_not_depend_on_what_ran_before")
 @pytest.mark.parametrize("rotation", range(2 * len(TRANSFORMS)))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import re
 import sys
 import textwrap
@@ -58,6 +59,8 @@ def _keep_library_form(fn: Callable[..., Any], nf: NormalizedFunction) -> None:
 
 
 class Program:
+    _origin: Program | None = None  # (a lowering's copy: the program it was copied from, lowering_copy)
+
     def __init__(self, entry: Callable[..., Any], bindings: dict[str, Any] | None = None,
                  comprehension_loops: bool = False) -> None:
         entry = unwrap(entry)
@@ -80,6 +83,22 @@ class Program:
         while self._queue:
             fn = self._queue.pop(0)
             self._normalize(fn)
+
+    def lowering_copy(self) -> Program:
+        """A copy of this program that a lowering may rewrite (``lower/specialize.py``: a function
+        functionalized again, loops to unroll) without changing what the transformations that share this
+        one read, nor what ``srcjax.source`` prints of it: its own ``functions``, ``data_names`` and
+        ``no_roll``, the rest shared. ``origin``: the program it was copied from (a pmap's plan names it)."""
+        new = copy.copy(self)
+        new.functions = dict(self.functions)
+        new.data_names = {k: set(v) for k, v in self.data_names.items()}
+        new.no_roll = set(self.no_roll)
+        new._origin = self.origin
+        return new
+
+    @property
+    def origin(self) -> Program:
+        return self._origin or self
 
     def helper_name(self, fn: Callable[..., Any], avoid: Collection[str] = ()) -> str:
         """The name generated code calls ``fn`` by: its own name, or ``name_1``, ``name_2`` ... where another

@@ -142,9 +142,9 @@ class DataExit(UnsupportedSyntaxError):
         super().__init__(message, hint=hint)
         self.function, self.names = function, tuple(names)
 
-    def functionalize_again(self, program: Program) -> None:
-        """Replace the function in ``program`` by its version with the test's names on data; if they
-        were known to be, this error stands (raised)."""
+    def functionalize_again(self, program: Program) -> Program:
+        """Replace the function in ``program`` (a lowering's own copy: :func:`own_copy`) by its version with
+        the test's names on data, and return it; if they were known to be, this error stands (raised)."""
         nf = program.functions.get(self.function)
         known = program.data_names.setdefault(self.function, set())
         if nf is None or set(self.names) <= known:
@@ -153,6 +153,15 @@ class DataExit(UnsupportedSyntaxError):
         program.functions[self.function] = new = with_data_names(nf, sorted(known), program.functions)
         if program.entry is nf:
             program.entry = new
+        return program
+
+
+def own_copy(program: Program, shared: Program) -> Program:
+    """``program``, or a copy of it where it is ``shared`` (the program a lowering was given, which other
+    transformations read and ``srcjax.source`` prints): what the lowering may rewrite (a function
+    functionalized again, loops to unroll) without changing what anything else reads, nor what ran before
+    changing what a later transformation writes (``Program.lowering_copy``)."""
+    return shared.lowering_copy() if program is shared else program
 
 
 def exec_without_exits(sp: Specializer, body: Sequence[Any], env: dict[str, Any], where: str,

@@ -148,7 +148,7 @@ def plan_for(program: Any) -> ReplicaPlan | None:
     """The plan of the pmap whose program is ``program`` (None: an ordinary program, even one lowered
     while a pmapped body is being lowered)."""
     plan = CURRENT.get()
-    return plan if plan is not None and plan.program is program else None
+    return plan if plan is not None and plan.program is program.origin else None
 
 
 def _groups_attr(groups: list[list[int]]) -> str:

@@ -863,12 +863,13 @@ _RULES_BY_ID: dict[int, tuple[Any, Callable[[Specializer, list[Any], dict[str, A
 
 def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None,
                roll_above: int | None = None, platform: str = "cpu") -> tuple[str, list[ShapedArray], Any, list[Any]]:
-    """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled
-    on the next try (each loop at most once, so this ends). ``sharding``: the shardings of the arguments
-    and results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``).
-    ``roll_above``: a Python ``for`` over a static range of at most this many steps is unrolled (the
-    target platform's: ``values.roll_above``; default CPU's). ``platform``: the platform the module is
-    for ("cpu" or "gpu": ``hlo.TARGET``, which custom calls a rule writes)."""
+    """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled on the
+    next try (each loop at most once, so this ends), a function with an exit under a test on data functionalized
+    again, both in a copy of its own (``regions.own_copy``). ``sharding``: the shardings of the arguments and
+    results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``). ``roll_above``:
+    a Python ``for`` over a static range of at most this many steps is unrolled (the target platform's:
+    ``values.roll_above``; default CPU's). ``platform``: "cpu" or "gpu" (``hlo.TARGET``: which custom calls)."""
+    shared = program
     while True:
         try:
             plan = shardy.ShardingPlan(sharding.in_leaves, sharding.out) if sharding is not None else \
@@ -886,15 +887,14 @@ def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.Sharding
                 sharding.mesh, sharding.out_leaves = plan.mesh, plan.out_leaves
             return out
         except regions.DataExit as e:  # `if x[i] > 0: break`: functionalized again, its test on data (or raised)
-            e.functionalize_again(program)
+            program = e.functionalize_again(regions.own_copy(program, shared))
         except NeedStatic as ns:
             rolled = {o for o in ns.names if isinstance(o, LoopOrigin) and o.rolled_for}
             if not rolled:
                 raise
-            program.no_roll |= {o.key for o in rolled}
+            (program := regions.own_copy(program, shared)).no_roll.update(o.key for o in rolled)
             rest = frozenset(n for n in ns.names if not is_loop_origin(n))
             if rest:
                 raise NeedStatic(rest) from None
-
 
 __all__ = ["ArgSpec", "Specializer", "specialize", "Span"]
