@@ -17,7 +17,7 @@ from .frontend import locations, read
 from .frontend.normalize import NormalizedFunction
 from .frontend.parsed import parse
 from .frontend.program import Program
-from .transforms import linear_calls
+from .transforms import linear_calls, readable_names
 
 __all__ = ["exec_functions", "exec_generated", "load_module"]
 
@@ -28,7 +28,9 @@ def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFun
     ``ast`` parse serves the registrations and the compiler. SyntaxError: a bug in the writer."""
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     tree = parse(module_text, filename)
-    locations.register(filename, module_text, owners, tree)  # (the user's lines in StableHLO locations)
+    # (the user's lines in StableHLO locations and errors; the temporaries the readable form renumbered by the names
+    # the writer gave them)
+    locations.register(filename, module_text, owners, tree, readable_names.renamed(module_text))
     read.note_generated(filename, module_text, tree)
     return compile(tree, filename, "exec")  # (from the tree: the text is not parsed again; the tree is unchanged)
 

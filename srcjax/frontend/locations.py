@@ -81,29 +81,63 @@ def caller_span(depth: int = 1) -> Span | None:
 
 
 def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction],
-             tree: ast.Module | None = None) -> None:
+             tree: ast.Module | None = None, renamed: dict[str, dict[str, str]] | None = None) -> None:
     """Map every statement line of the generated module ``filename`` (text ``module_text``, parsed:
     ``tree``) to a span of the function it derives from (``owners``: generated function name -> the
-    program function it was written from)."""
+    program function it was written from). ``renamed``: per generated function, the temporaries the
+    readable form renamed (``transforms/readable_names.renamed``: new name -> the writer's), each looked up
+    by the writer's name, the user's statement's (the new one may be another statement's: ``sum_1``)."""
     table: dict[int, Span] = {}
     for node in (tree if tree is not None else ast.parse(module_text)).body:
         nf = owners.get(node.name) if isinstance(node, ast.FunctionDef) else None
         if nf is None:
             continue
         assert isinstance(node, ast.FunctionDef)
-        bindings = _bindings(nf)
+        every: dict[str, list[Span]] = {}
+        bindings = _bindings(nf, every)
+        back = renamed.get(node.name) if renamed else None
+        if back:  # (a renamed temporary: the binding of its writer's name, or none; the new name's is another's)
+            bindings = {**bindings, **{new: _lookup(old, bindings) for new, old in back.items()}}
         default = nf.source.def_span()
         if default is None:
             continue
         table[node.lineno] = default
         loops = _loops(nf)
         returned = _only_return(nf)
+        rebound = _Rebound({n: spans for n, spans in every.items() if len(spans) > 1})
         for st in _statements(node.body):
-            origin = _loop_origin(st, bindings, loops) or _origin(st, bindings)
+            origin = rebound.origin(st) or _loop_origin(st, bindings, loops) or _origin(st, bindings)
             if isinstance(st, ast.Return) and returned is not None and origin in (None, default):
                 origin = returned  # (`return a * b` written as one expression of the parameters: the user's return)
             table.setdefault(st.lineno, origin or default)
+            rebound.passed(origin)
     _TABLES[filename] = table
+
+
+class _Rebound:
+    """The statement of a name the user binds more than once (``add = x * s`` then ``add = c * 3.0``) that an
+    assignment of it in generated code derives from: the user's statements in order, each taken once, at or after
+    the user's line the generated code was at (its forward sweep follows the user's order); None where none is
+    left (an adjoint sweep's ``add = _tape.pop()``: the name's last binding, as for any name)."""
+
+    def __init__(self, spans: dict[str, list[Span]]) -> None:
+        self.spans, self.taken, self.line = spans, {n: -1 for n in spans}, 0
+
+    def origin(self, st: ast.stmt) -> Span | None:
+        if not self.spans or type(st) is not ast.Assign or len(st.targets) != 1 or \
+                type(st.targets[0]) is not ast.Name or st.targets[0].id not in self.spans:
+            return None
+        n = st.targets[0].id
+        spans = self.spans[n]
+        k = next((k for k in range(self.taken[n] + 1, len(spans)) if spans[k].line >= self.line), None)
+        if k is None:
+            return None
+        self.taken[n] = k
+        return spans[k]
+
+    def passed(self, origin: Span | None) -> None:
+        if origin is not None:
+            self.line = origin.line
 
 
 def forget(filename: str) -> None:
@@ -111,10 +145,10 @@ def forget(filename: str) -> None:
     _TABLES.pop(filename, None)
 
 
-def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
+def _bindings(nf: NormalizedFunction, every: dict[str, list[Span]]) -> dict[str, Span | None]:
     """Each name the function binds -> the span of (the last) statement binding it; parameters ->
-    the ``def``."""
-    out: dict[str, Span] = {}
+    the ``def``. ``every``: each name -> the spans of every statement binding it, in order."""
+    out: dict[str, Span | None] = {}
     span = nf.source.def_span()
     if span is not None:
         for p in nf.plain_fdef.params.params:
@@ -138,6 +172,9 @@ def _bindings(nf: NormalizedFunction) -> dict[str, Span]:
                 continue
             for n in names:
                 out[n] = sp
+                spans = every.setdefault(n, [])
+                if sp not in spans:
+                    spans.append(sp)
     for n, sp in nf.loop_names.items():  # (a loop's sequence in derivative source: the user's loop)
         out.setdefault(n, sp)
     return out
@@ -173,7 +210,7 @@ def _loops(nf: NormalizedFunction) -> list[tuple[set[str], Span]]:
     return out
 
 
-def _loop_origin(st: ast.stmt, bindings: dict[str, Span], loops: list[tuple[set[str], Span]]) -> Span | None:
+def _loop_origin(st: ast.stmt, bindings: dict[str, Span | None], loops: list[tuple[set[str], Span]]) -> Span | None:
     """A batched ``while`` (``(acc, i), trips = srcjax.lax.while_loop(...)``): the innermost user loop whose
     body assigns the user's names it binds (not the line of their last assignment)."""
     if not (isinstance(st, ast.Assign) and isinstance(st.value, ast.Call) and
@@ -224,7 +261,7 @@ def _statements(stmts: list[ast.stmt]) -> list[ast.stmt]:
     return out
 
 
-def _origin(st: ast.stmt, bindings: dict[str, Span]) -> Span | None:
+def _origin(st: ast.stmt, bindings: dict[str, Span | None]) -> Span | None:
     """The span of the user statement ``st`` derives from (see the module docstring)."""
     targets: list[str] = []
     t = type(st)
@@ -266,9 +303,10 @@ def _reads(st: ast.stmt) -> list[str]:
             if n.__class__ is ast.Name and n.ctx.__class__ is ast.Load]  # type: ignore[attr-defined]
 
 
-def _lookup(name: str, bindings: dict[str, Span]) -> Span | None:
+def _lookup(name: str, bindings: dict[str, Span | None]) -> Span | None:
     """``name``'s binding: itself, the primal of a ``_bar``/``_dot``, or the name a renaming numbered
-    (``mul_1``: a loop body of ``srcjax.lax.fori_loop`` written into the function)."""
+    (``mul_1``: a loop body of ``srcjax.lax.fori_loop`` written into the function); None where it is bound to
+    None (a temporary the readable form renamed whose writer's name has no binding: ``register``)."""
     m = _SUFFIX.match(name)
     for n in (name, m.group(1) if m is not None else None):
         while n is not None:

@@ -38,7 +38,8 @@ _TAKEN = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keywor
 
 def renumber(text: str, keep: frozenset[str] = frozenset()) -> str:
     """``text`` (a module of generated functions) with each function's surviving numbered
-    temporaries renumbered densely (see the module docstring)."""
+    temporaries renumbered densely (see the module docstring). The names each function's temporaries
+    had before are kept for the text returned (:func:`renamed`)."""
     try:
         tree = parse(text)
     except SyntaxError:  # pragma: no cover - generated text parses
@@ -46,10 +47,33 @@ def renumber(text: str, keep: frozenset[str] = frozenset()) -> str:
     top = {n for node in tree.body for n in _top_names(node)}
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
+    before: dict[str, dict[str, str]] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and _plain(node):
-            edits.extend(_function(node, t, keep | top))
-    return t.render(0, len(text), edits) if edits else text
+            back: dict[str, str] = {}
+            edits.extend(_function(node, t, keep | top, back))
+            if back:
+                before[node.name] = back
+    if not edits:
+        return text
+    out = t.render(0, len(text), edits)
+    _RENAMED[out] = before
+    while len(_RENAMED) > _RENAMED_KEPT:
+        del _RENAMED[next(iter(_RENAMED))]
+    return out
+
+
+def renamed(text: str) -> dict[str, dict[str, str]]:
+    """Of a text :func:`renumber` returned (recently): each function's renamed temporaries, new name -> the name
+    the writer gave it (``sum_1`` -> ``sum_4``: the name of the user's statement it derives from, which
+    ``frontend/locations.py`` maps to the user's line; ``sum_1`` is another statement's). Else empty."""
+    return _RENAMED.get(text, {})
+
+
+# renumbered text -> (function -> new name -> old name), oldest first: a derivative's module is loaded right after
+# it is made readable (the readable texts remembered: readable.TEXTS_KEPT, fewer than these)
+_RENAMED: dict[str, dict[str, dict[str, str]]] = {}
+_RENAMED_KEPT = 256
 
 
 def _top_names(node: ast.stmt) -> list[str]:
@@ -83,7 +107,9 @@ def _split(name: str) -> tuple[str, int, str]:
     return m.group(1), int(m.group(2) or 0), suffix
 
 
-def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tuple[int, int, str]]:
+def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str],
+              back: dict[str, str]) -> list[tuple[int, int, str]]:
+    """The edits renumbering ``fdef``'s temporaries; ``back``: new name -> old name of each one renamed."""
     a = fdef.args
     params = {p.arg for p in [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
                               *([a.kwarg] if a.kwarg else [])]}
@@ -121,9 +147,11 @@ def _function(fdef: ast.FunctionDef, t: _Text, keep: frozenset[str]) -> list[tup
         for old, new in renames.items():
             if new == old:
                 continue
+            back[new] = old
             for n in names[old]:
                 start, end = t.span(n)
                 if t.text[start:end] != old:  # pragma: no cover - positions we do not trust
+                    back.clear()
                     return []
                 edits.append((start, end, new))
     return edits
