@@ -156,11 +156,19 @@ class DataExit(UnsupportedSyntaxError):
         return program
 
 
+def unroll(program: Program, shared: Program, loops: set[int]) -> None:
+    """The ``for`` statements ``loops`` (ids) are unrolled from now on, by this lowering (``program``: ``shared`` or
+    its copy) and by the later lowerings of ``shared`` (whose int results are needed static: for every signature
+    alike, so learned once). Only lowerings read ``no_roll``; the source is unchanged, nothing else reads it."""
+    shared.no_roll |= loops
+    program.no_roll |= loops
+
+
 def own_copy(program: Program, shared: Program) -> Program:
     """``program``, or a copy of it where it is ``shared`` (the program a lowering was given, which other
     transformations read and ``srcjax.source`` prints): what the lowering may rewrite (a function
-    functionalized again, loops to unroll) without changing what anything else reads, nor what ran before
-    changing what a later transformation writes (``Program.lowering_copy``)."""
+    functionalized again) without changing what anything else reads, nor what ran before changing what a
+    later transformation writes (``Program.lowering_copy``)."""
     return shared.lowering_copy() if program is shared else program
 
 

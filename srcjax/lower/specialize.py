@@ -864,8 +864,8 @@ _RULES_BY_ID: dict[int, tuple[Any, Callable[[Specializer, list[Any], dict[str, A
 def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.ShardingPlan | None = None,
                roll_above: int | None = None, platform: str = "cpu") -> tuple[str, list[ShapedArray], Any, list[Any]]:
     """Lower ``program``; a rolled loop whose Python int results turn out to be needed static is unrolled on the
-    next try (each loop at most once, so this ends), a function with an exit under a test on data functionalized
-    again, both in a copy of its own (``regions.own_copy``). ``sharding``: the shardings of the arguments and
+    next try (each loop at most once, so this ends: ``regions.unroll``), a function with an exit under a test on
+    data functionalized again in a copy of its own (``regions.own_copy``). ``sharding``: the shardings of the args and
     results; it also collects the mesh of the program's sharding constraints (``lower/shardy.py``). ``roll_above``:
     a Python ``for`` over a static range of at most this many steps is unrolled (the target platform's:
     ``values.roll_above``; default CPU's). ``platform``: "cpu" or "gpu" (``hlo.TARGET``: which custom calls)."""
@@ -892,7 +892,7 @@ def specialize(program: Program, specs: list[ArgSpec], sharding: shardy.Sharding
             rolled = {o for o in ns.names if isinstance(o, LoopOrigin) and o.rolled_for}
             if not rolled:
                 raise
-            (program := regions.own_copy(program, shared)).no_roll.update(o.key for o in rolled)
+            regions.unroll(program, shared, {o.key for o in rolled})
             rest = frozenset(n for n in ns.names if not is_loop_origin(n))
             if rest:
                 raise NeedStatic(rest) from None
