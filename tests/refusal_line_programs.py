@@ -38,3 +38,18 @@ def sized_by_data(x):
     n = int(sum_1)
     z = np.zeros(n) + 1.0  # refused: np.zeros(n)
     return np.sum(z) * sum_1 + np.sum(mul)
+
+
+def masked(x):
+    sin = np.sin(x) * 2.0
+    add = sin + np.sum(x * x)
+    sum_1 = np.sum(add * sin)
+    m = add[sin > 0.5]  # refused: add[sin > 0.5]
+    return np.sum(m) + sum_1
+
+
+def ranged(x):
+    mul = x * x
+    add = mul + np.sum(mul * x)
+    k = np.arange(int(np.sum(add))) * 2.0  # refused: np.arange(int(np.sum(add)))
+    return np.sum(k) * np.sum(add)

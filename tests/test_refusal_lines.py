@@ -31,7 +31,7 @@ TRANSFORMS: dict[str, Callable[[Any], Callable[[], Any]]] = {
     "jvp": lambda f: lambda: srcjax.jvp(f, (X,), (np.cos(X),)),
     "grad": lambda f: lambda: srcjax.grad(f)(X),
 }
-PROGRAMS = (P.renumbered, P.renumbered_later, P.rebound, P.sized_by_data)
+PROGRAMS = (P.renumbered, P.renumbered_later, P.rebound, P.sized_by_data, P.masked, P.ranged)
 
 
 def _offending(fn: Any) -> tuple[int, int, int]:
