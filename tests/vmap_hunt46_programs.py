@@ -422,3 +422,207 @@ def int_state_loop(x, n):
         if x[i] > n:
             acc = acc + x[i] * (i + 1)
     return acc
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# indices out of range in examples the batched program masks (done, or on the other side of an `if`)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def sum_first_n(x, n):
+    i = 0
+    s = 0.0
+    while i < n:
+        s = s + x[i]
+        i += 1
+    return s
+
+
+def guarded_read(x, i):
+    if i < x.shape[0]:
+        v = x[i] * 2.0
+    else:
+        v = -1.0
+    return v
+
+
+def guarded_write(x, i):
+    y = x * 1.0
+    if i >= 0:
+        y[i] = 0.0
+    return y
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# second round: for/while `else`, carries whose dtype changes, writes inside `while`, nested vmaps of loops
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def static_for_else(x):
+    for i in range(3):
+        x = x + i
+        if i == 5:
+            break
+    else:
+        x = -x
+    return x
+
+
+def find_or_default(x, t):
+    found = 0.0
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            found = x[i] * 10.0
+            break
+    else:
+        found = -1.0
+    return found
+
+
+def first_index_for_else(x, t):
+    for i in range(x.shape[0]):
+        if x[i] > t:
+            idx = i
+            break
+    else:
+        idx = -1
+    return idx
+
+
+def while_else(x):
+    k = 0
+    while k < 6:
+        if x * k > 2.0:
+            break
+        k += 1
+    else:
+        k = 100
+    return k
+
+
+def nested_break_inner(m):
+    total = 0.0
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] < 0.0:
+                break
+            total = total + m[i, j]
+    return total
+
+
+def promote_in_loop(x):
+    s = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0:
+            s = s + x[i]
+    return s
+
+
+def f32_while(x):
+    acc = 0.0
+    v = x
+    while np.sum(v * v) > 0.01:
+        v = v * np.float32(0.5)
+        acc = acc + 1.0
+    return v, acc
+
+
+def write_in_while(x, v):
+    y = np.zeros(x.shape[0] + 2)
+    k = 0
+    while k < x.shape[0] and x[k] < v:
+        y[k + 1] = x[k] * 2.0
+        k += 1
+    return y, k
+
+
+def add_at_batched_target(h, idx, w):
+    h = h.copy()
+    np.add.at(h, idx, w)
+    return h
+
+
+def double_index_accumulate(m, ii, jj):
+    y = np.zeros_like(m)
+    for k in range(ii.shape[0]):
+        y[ii[k], jj[k]] += m[ii[k], jj[k]]
+    return y
+
+
+def scan_reverse_dict_carry(xs, c):
+    def step(carry, x):
+        carry = {"s": carry["s"] * 0.9 + x, "m": np.maximum(carry["m"], x)}
+        return carry, carry["s"] - carry["m"]
+    return srcjax.lax.scan(step, {"s": c, "m": -np.inf + 0.0 * c}, xs, reverse=True)
+
+
+def switch_closures(k, x, w):
+    return srcjax.lax.switch(k, [lambda: x * w, lambda: x + w, lambda: x - w])
+
+
+def cond_no_operands(p, x):
+    a = srcjax.lax.cond(p > 0.0, lambda: 1.5, lambda: -2.0)
+    return a * x
+
+
+def fori_at_update(n, x):
+    def body(i, y):
+        return y.at[i].set(y[i] * 2.0 + 1.0)
+    return srcjax.lax.fori_loop(0, n, body, x)
+
+
+def while_closure_limit(x, lim):
+    return srcjax.lax.while_loop(lambda c: np.abs(c[0]) < lim, lambda c: (c[0] * 1.5 + 0.1, c[1] + 1), (x, 0))
+
+
+def scan_loss_jac(xs):
+    def step(c, x):
+        c = np.sin(c) * x + c
+        return c, c * c
+    return srcjax.lax.scan(step, 0.3, xs)[1]
+
+
+def counts_by_row(m, t):
+    counts = np.zeros(m.shape[0], dtype=np.int64)
+    for i in range(m.shape[0]):
+        j = 0
+        while j < m.shape[1] and m[i, j] < t:
+            j += 1
+        counts[i] = j
+    return counts
+
+
+def unbatched_leaf_becomes_batched(x, y):
+    s = {"a": x, "b": 0.0}
+    while s["b"] < 3.0:
+        s = {"a": s["a"] * 0.5, "b": s["b"] + np.abs(np.sum(y)) + 0.5}
+    return s
+
+
+def int_bool_mix(x, m):
+    c = np.where(m, x, -x)
+    n = np.sum(m)
+    return c * n, (c > 0).astype(np.int32) + m
+
+
+def grid_energy(m):
+    total = 0.0
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            total = total + np.sin(m[i, j]) * m[i, 0]
+    return total
+
+
+def calls_grid_energy(m):
+    return 2.0 * grid_energy(m)
+
+
+def dict_param_loop(p, x):
+    h = x * p["w"]
+    k = 0
+    while np.sum(h * h) < 4.0 and k < 10:
+        h = h * 1.5 + p["b"]
+        k += 1
+    if k > 3:
+        h = -h
+    return {"h": h, "k": k}
