@@ -587,6 +587,56 @@ def case_hessian_of_helper_with_nested_loops() -> None:
     check(h, (r(RNG, 3, 2, 3),), example=h, twin=jax.hessian(twin_of(P.calls_grid_energy, helpers=[P.grid_energy])))
 
 
+# -- third round ----------------------------------------------------------------------------------------------
+
+def case_vmap_grad_while_max_iters() -> None:
+    g = srcjax.grad(P.damped_sqrt, max_iters=60)
+    a = np.array([0.5, 2.0, 9.0, 100.0])
+    check(g, (a,), example=g, twin=None)
+    agree(srcjax.vmap(g)(a), 0.5 / np.sqrt(a), what="d sqrt", rtol=1e-6)
+
+
+def case_keyword_argument_batched() -> None:
+    xs, ss = r(RNG, 4, 3), np.array([0.5, 1.0, 2.0, 4.0])
+    got = srcjax.vmap(P.scaled_softplus)(xs, scale=ss)
+    want = jax.vmap(twin_of(P.scaled_softplus))(xs, scale=ss)
+    agree(got, want, what="keyword mapped at 0 (jax's rule)")
+
+
+def case_list_argument_prefix() -> None:
+    layers = [r(RNG, 3, 3), r(RNG, 4, 3, 2)]
+    check(P.list_arg_mix, (layers, r(RNG, 4, 3)), ([None, 0], 0), twin=None)
+    check(P.list_arg_mix, (layers, r(RNG, 3)), ([None, 0], None), twin=None)
+
+
+def case_scan_pair_seq() -> None:
+    check(P.scan_pair_seq, (0.0, r(RNG, 5, 3), r(RNG, 3, 5)), (None, 1, 0), (0, -1))
+    check(P.scan_pair_seq, (r(RNG, 3), r(RNG, 5), r(RNG, 3, 5)), (0, None, 0))
+
+
+def case_break_with_add_at() -> None:
+    idx = np.array([[0, 1, 1, 3], [2, 2, 0, 0], [3, 3, 3, 1]])
+    w = np.abs(r(RNG, 3, 4)) * np.array([[1, 1, -1, 1], [1, 1, 1, 1], [-1, 1, 1, 1]])
+    check(P.break_with_add_at, (idx, w), twin=None)
+    check(P.break_with_add_at, (idx, w[1]), (0, None), twin=None)
+
+
+def case_vmap_vmap_grad_axes() -> None:
+    g = srcjax.grad(P.nested_grad_pair, argnums=(0, 1))
+    f = srcjax.vmap(srcjax.vmap(g, in_axes=(0, None)), in_axes=(None, 1))
+    a, b = r(RNG, 4, 3), r(RNG, 3, 5)
+    got = f(a, b)
+    jg = jax.grad(twin_of(P.nested_grad_pair), argnums=(0, 1))
+    want = jax.vmap(jax.vmap(jg, in_axes=(0, None)), in_axes=(None, 1))(a, b)
+    agree(got, want, what="vmap(vmap(grad))")
+
+
+def case_zero_d_examples_negative_axis() -> None:
+    check(P.while_else, (np.array([0.1, 0.5, 3.0]),), -1, -1, twin=None)
+    check(P.scalar_newton, (np.array([0.5, 8.0, 27.0, 1.0]),), -1, -1, twin=None)
+    check(P.grow_each_entry, (np.array([[0.5, 8.0], [0.2, 1.0]]),), -1, -1, twin=None)
+
+
 CASES: dict[str, Callable[[], None]] = {name[5:]: fn for name, fn in list(globals().items())
                                         if name.startswith("case_") and callable(fn)}
 # a refusal (TranspileError at the user's line) of what jax runs: case -> why (xfail, reported)

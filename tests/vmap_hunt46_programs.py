@@ -626,3 +626,49 @@ def dict_param_loop(p, x):
     if k > 3:
         h = -h
     return {"h": h, "k": k}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# third round: max_iters derivatives, keyword arguments, list arguments, scan over a tuple of sequences
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def damped_sqrt(a):
+    x = a
+    while np.abs(x * x - a) > 1e-8:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def scaled_softplus(x, scale=1.0):
+    return np.log1p(np.exp(x * scale)) / scale
+
+
+def list_arg_mix(layers, x):
+    h = x
+    for w in layers:
+        h = np.tanh(h @ w)
+        if np.sum(h) > 0:
+            h = h * 0.5
+    return h
+
+
+def scan_pair_seq(c0, xs, ys):
+    def step(c, xy):
+        x, y = xy
+        c = c * 0.9 + x * y
+        return c, c - y
+    return srcjax.lax.scan(step, c0, (xs, ys))
+
+
+def break_with_add_at(idx, w):
+    h = np.zeros(4)
+    for k in range(idx.shape[0]):
+        if w[k] < 0:
+            break
+        np.add.at(h, idx[k], w[k])
+    return h
+
+
+def nested_grad_pair(a, b):
+    return np.sum(np.sin(a * b)) + np.sum(a * a) * b[0]
