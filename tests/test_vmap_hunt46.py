@@ -464,8 +464,13 @@ def case_static_for_else() -> None:
 
 
 def case_first_index_for_else() -> None:
-    # the canonical search: `idx` is first assigned in the loop, under a `break` on data (refused, located)
-    check(P.first_index_for_else, (r(RNG, 4, 5), 0.5), (0, None), twin=None)
+    # the canonical search: `idx` is first assigned in the loop, under a `break` on data: refused (jax.vmap cannot
+    # run a Python `break` on a traced value either) at the user's loop, naming `idx` (it said "a name")
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.vmap(P.first_index_for_else, in_axes=(0, None))(r(RNG, 4, 5), 0.5)
+    msg = str(e.value)
+    assert "`idx`, which it first assigns, is used after the loop (assign `idx` before the loop)" in msg, msg
+    assert "vmap_hunt46_programs.py" in msg and "for i in range(x.shape[0]):" in msg, msg
 
 
 def case_while_else() -> None:
@@ -643,16 +648,14 @@ CASES: dict[str, Callable[[], None]] = {name[5:]: fn for name, fn in list(global
 KNOWN_REFUSALS: dict[str, str] = {
     "swap_entries": "`a = y[i]; y[i] = y[j]; y[j] = a` of a 1-D `y` is refused as a view (NumPy's `y[i]` is a "
                     "number there, a copy); the front end decides views without shapes (under jit too)",
-    "first_index_for_else": "a name first assigned in a loop with a `break` on data, read after it (the `else` "
-                            "assigns it too), is refused (under jit too): assign it before the loop",
 }
 # wrong answers or crashes left to another change: case -> why (xfail, reported)
 KNOWN_WRONG: dict[str, str] = {}
 # the default tier: the regressions of this audit's fixes and one or two cases of each family (while/for on batched
 # data, batched indices, srcjax.lax, compositions, dtypes); SRCJAX_HYPOTHESIS=thorough runs every case
 DEFAULT = ["masked_out_of_range_indices", "out_of_range_write_clamped_as_unbatched", "fori_batched_lower",
-           "static_for_else", "while_else", "hessian_of_helper_with_nested_loops", "tuple_state_break",
-           "dict_state_halving", "return_from_while", "set_entry_mixed", "window_sum", "scatter_2d", "gather_rows",
+           "static_for_else", "while_else", "first_index_for_else", "hessian_of_helper_with_nested_loops",
+           "tuple_state_break", "dict_state_halving", "return_from_while", "set_entry_mixed", "window_sum", "scatter_2d", "gather_rows",
            "scan_dict_out", "cond_dict_branches", "switch_in_fori", "vmap_value_and_grad_aux", "vmap_custom_vjp",
            "vmap_vmap_grad_axes", "vmap_jit_vmap", "masked_int_sum", "batch_of_one"]
 assert set(DEFAULT) <= set(CASES)
