@@ -642,6 +642,57 @@ def case_zero_d_examples_negative_axis() -> None:
     check(P.grow_each_entry, (np.array([[0.5, 8.0], [0.2, 1.0]]),), -1, -1, twin=None)
 
 
+# -- fourth round ---------------------------------------------------------------------------------------------
+
+def case_vmap_grad_aux_scatter() -> None:
+    g = srcjax.grad(P.scatter_loss, has_aux=True)
+    idx = np.array([[0, 2, 2, 1], [1, 1, 1, 1], [0, 0, 2, 2]])
+    jg = jax.grad(lambda x, i: (jnp.sum(jnp.sin(jnp.zeros(3).at[i].add(x ** 2))),
+                                jnp.zeros(3).at[i].add(x ** 2)), has_aux=True)
+    check(g, (r(RNG, 3, 4), idx), example=g, twin=jg)
+    check(g, (r(RNG, 4), idx), (None, 0), example=g, twin=jg)
+
+
+def case_vmap_jacrev_scatter() -> None:
+    j = srcjax.jacrev(lambda x, i: P.scatter_loss(x, i)[1])
+    idx = np.array([[0, 2, 2, 1], [1, 1, 1, 1], [0, 0, 2, 2]])
+    jj = jax.jacrev(lambda x, i: jnp.zeros(3).at[i].add(x ** 2))
+    check(j, (r(RNG, 3, 4), idx), example=j, twin=jj, source=False)
+
+
+def case_grad_of_vmap_switch() -> None:
+    ks, xs = np.array([0, 1, 2, 1]), r(RNG, 4, 3)
+    f = lambda x: np.sum(srcjax.vmap(P.switch_loss)(ks, x))  # noqa: E731
+    jf = lambda x: jnp.sum(jax.vmap(twin_of(P.switch_loss))(ks, x))  # noqa: E731
+    agree(srcjax.grad(f)(xs), jax.grad(jf)(xs), what="grad(vmap(switch))")
+    g = srcjax.grad(P.switch_loss, argnums=1)
+    check(g, (ks, xs), example=g, twin=jax.grad(twin_of(P.switch_loss), argnums=1))
+
+
+def case_jvp_vmap_out_axes() -> None:
+    xs, ts = r(RNG, 3, 4), r(RNG, 3, 4)
+    f = srcjax.vmap(P.vec_update, in_axes=1, out_axes=-1)
+    got = srcjax.jvp(f, (xs,), (ts,))
+    want = jax.jvp(jax.vmap(lambda x: jnp.tanh(x).at[1].set(jnp.tanh(x)[0] * x[2]), in_axes=1, out_axes=-1),
+                   (xs,), (ts,))
+    agree(got, want, what="jvp(vmap(out_axes=-1))")
+
+
+def case_vmap_vjp_unbatched_cotangent() -> None:
+    xs, g = r(RNG, 4, 3), r(RNG, 3)
+    f = lambda x, ct: srcjax.vjp(P.vec_update, x)[1](ct)[0]  # noqa: E731
+    jf = lambda x, ct: jax.vjp(lambda v: jnp.tanh(v).at[1].set(jnp.tanh(v)[0] * v[2]), x)[1](ct)[0]  # noqa: E731
+    check(f, (xs, g), (0, None), twin=jf, source=False)
+
+
+def case_vmap_jacfwd_jacfwd_lax_while() -> None:
+    # (hessian, reverse mode through lax.while_loop, is refused as jax refuses it: "needs a bound on its iterations")
+    with pytest.raises(srcjax.TranspileError, match="needs a bound on its iterations"):
+        srcjax.vmap(srcjax.hessian(P.while_loss))(r(RNG, 3, 2))
+    h = srcjax.jacfwd(srcjax.jacfwd(P.while_loss))
+    check(h, (r(RNG, 3, 2) * 0.5,), example=h, twin=jax.jacfwd(jax.jacfwd(twin_of(P.while_loss))), source=False)
+
+
 CASES: dict[str, Callable[[], None]] = {name[5:]: fn for name, fn in list(globals().items())
                                         if name.startswith("case_") and callable(fn)}
 # a refusal (TranspileError at the user's line) of what jax runs: case -> why (xfail, reported)

@@ -672,3 +672,29 @@ def break_with_add_at(idx, w):
 
 def nested_grad_pair(a, b):
     return np.sum(np.sin(a * b)) + np.sum(a * a) * b[0]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fourth round: derivatives of updates at data indices and of lax control flow, under vmap in both orders
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def scatter_loss(x, idx):
+    h = np.zeros(3)
+    for k in range(idx.shape[0]):
+        h[idx[k]] += x[k] ** 2
+    return np.sum(np.sin(h)), h
+
+
+def switch_loss(k, x):
+    y = srcjax.lax.switch(k, [lambda v: v ** 3, lambda v: np.sin(v) * v, lambda v: np.exp(-v)], x)
+    return np.sum(y * y)
+
+
+def while_loss(x):
+    def cond(c):
+        return c[1] < 3
+
+    def body(c):
+        return np.tanh(c[0]) * 1.5 + x, c[1] + 1
+    return np.sum(srcjax.lax.while_loop(cond, body, (x, 0))[0])
