@@ -693,6 +693,13 @@ def case_vmap_jacfwd_jacfwd_lax_while() -> None:
     check(h, (r(RNG, 3, 2) * 0.5,), example=h, twin=jax.jacfwd(jax.jacfwd(twin_of(P.while_loss))), source=False)
 
 
+def case_nested_for_else() -> None:
+    # an inner loop's `else` that `continue`s the outer loop, whose own `else` runs when no `break` left it
+    check(P.nested_else, (r(RNG, 5, 3, 4), np.array([0.2, 0.7, 1.0, 1.4, 3.0])), twin=None)
+    m = r(RNG, 3, 4)
+    agree(srcjax.jit(P.nested_else)(m, np.array(0.8)), P.nested_else(m, 0.8), what="jit(nested for-else)")
+
+
 CASES: dict[str, Callable[[], None]] = {name[5:]: fn for name, fn in list(globals().items())
                                         if name.startswith("case_") and callable(fn)}
 # a refusal (TranspileError at the user's line) of what jax runs: case -> why (xfail, reported)

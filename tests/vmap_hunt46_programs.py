@@ -698,3 +698,20 @@ def while_loss(x):
     def body(c):
         return np.tanh(c[0]) * 1.5 + x, c[1] + 1
     return np.sum(srcjax.lax.while_loop(cond, body, (x, 0))[0])
+
+
+def nested_else(m, t):
+    found = 0.0
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            if m[i, j] > t:
+                found = found + m[i, j]
+                break
+        else:
+            found = found - 1.0
+            continue
+        if found > 2 * t:
+            break
+    else:
+        found = found * 10.0
+    return found
