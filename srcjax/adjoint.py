@@ -211,8 +211,8 @@ def zeros_like(x: Any) -> Any:
         return UNSET
     if is_tree(x):
         return tree_map(zero_leaf, x)
-    if x is Ellipsis or isinstance(x, (range, str, slice)):  # a loop's saved iterable, a saved string option
-        return None  # (norm's ord="fro"), a saved index (forward mode over a tape holding `np.s_[1:]`): none
+    if x is Ellipsis or isinstance(x, (range, str, slice)):  # a saved option (ord="fro"), index (np.s_[1:]), or a
+        return [None] * len(x) if isinstance(x, range) else None  # loop's range: one None per item (jvp zips them)
     if not isinstance(x, (np.ndarray, np.generic)) and isinstance(x, (float, int)):
         return 0.0  # a Python number's (weakly typed) zero: weak, as JAX's (`s = 1.0` carried with float32 values)
     return np.zeros(np.shape(x), dtype=np.result_type(x, 0.0))

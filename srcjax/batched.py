@@ -483,8 +483,11 @@ def batch_take_along_axis(arr: Any, indices: Any, axis: Any, ba: bool, bi: bool)
     if not bi:
         indices = batch_broadcast(indices, np.shape(arr)[0])
     if axis is None:
-        return np.take_along_axis(batch_flat_axis(arr), batch_flat_axis(indices), axis=1)
-    return np.take_along_axis(arr, indices, axis=axis + 1 if axis >= 0 else axis)
+        arr, indices, axis = batch_flat_axis(arr), batch_flat_axis(indices), 0
+    axis = axis + 1 if axis >= 0 else axis
+    if bi:  # (clamped, as batch_index's: _in_range)
+        indices = _in_range(indices, np.shape(arr)[axis])
+    return np.take_along_axis(arr, indices, axis=axis)
 
 
 def _is_array_index(e: Any) -> bool:
@@ -497,7 +500,7 @@ def _contiguous(positions: list[int]) -> bool:
     return positions == list(range(positions[0], positions[0] + len(positions)))
 
 
-def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, ...], tuple[Any, ...],
+def _index_plan(shape: Any, key: Any, bx: bool, flags: Any, read: bool) -> tuple[tuple[int, ...], tuple[Any, ...],
                                                                      tuple[int, ...], tuple[int, ...]]:
     """How to index ``x`` (of shape ``shape``) with ``key`` per example in one NumPy indexing: ``(new, key2, source,
     destination)`` such that ``np.moveaxis(np.expand_dims(x, new)[key2], source, destination)`` is ``x[key]`` of
@@ -508,6 +511,7 @@ def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, 
     indices (integer arrays, and integers beside them) side by side stay in place, those of separated ones go
     first. A batched ``x`` with batched indices gets ``np.arange`` over the batch as one more advanced index in
     front; ``None`` beside integer arrays becomes a new axis of ``x`` and a full slice, ``...`` full slices.
+    Batched indices are clamped (:func:`_in_range`) as a read's (``read``) or a write's.
 
     Every parameter is an index or a static value, never ``x`` itself: derivatives take the plan as a constant
     (:func:`srcjax.core.index_params`) and differentiate only the indexing of ``x``."""
@@ -539,7 +543,11 @@ def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, 
     together = _contiguous(adv)
     if not batched:  # x[:, key]: separated advanced axes come before the batch axis
         return (new, (slice(None),) + full, (), ()) if together else (new, (slice(None),) + full, (r,), (0,))
-    lifted = tuple(_lifted(e, r) if f else e for e, f in zip(full, fflags))
+    dims = list(shape[1:] if bx else shape)
+    for j in nones:
+        dims.insert(j, 1)
+    lifted = tuple(_lifted(_in_range(e, dims[j]) if read or np.ndim(e) == 1 else e, r) if f else e
+                   for j, (e, f) in enumerate(zip(full, fflags)))
     if not bx:  # the batched indices bring the batch axis: in front, or in place after `first` axes
         return (new, lifted, (first,), (0,)) if together and first > 0 else (new, lifted, (), ())
     n = shape[0]
@@ -547,6 +555,16 @@ def _index_plan(shape: Any, key: Any, bx: bool, flags: Any) -> tuple[tuple[int, 
     if together and first > 0:  # (n, S, before, after) -> (n, before, S, after)
         return new, key2, tuple(range(1, 1 + r)), tuple(range(1 + first, 1 + first + r))
     return new, key2, (), ()
+
+
+def _in_range(index: Any, dim: int) -> Any:
+    """A batched index clamped into ``[-dim, dim - 1]``, as the un-batched program's dynamic index is (a read's:
+    XLA's gather clamps; a write's scalar per example: ``dynamic_update_slice`` clamps; a write's index array per
+    example is left: the un-batched scatter drops what is out of range). An example the batched program masks (one
+    done with a ``while`` on batched data, one on the other side of an ``if``) still computes its indices, which
+    may be out of range where its own program never reads with them: NumPy running the generated source must not
+    raise there."""
+    return np.clip(index, -dim, dim - 1)
 
 
 def _indexed(x: Any, new: tuple[int, ...], key2: Any, source: tuple[int, ...], destination: tuple[int, ...]) -> Any:
@@ -566,7 +584,7 @@ def batch_getitem(x: Any, key: Any) -> Any:
     integer arrays): see :func:`_index_plan`; an element of a container of batched values (a record's field)."""
     if is_tree(x):  # (a list's item at a rolled loop's traced index: ``x[key]``, which the specializer reads)
         return tree_get(x, key) if isinstance(key, str) else x[key]
-    new, key2, source, destination = _index_plan(np.shape(x), key, True, None)
+    new, key2, source, destination = _index_plan(np.shape(x), key, True, None, True)
     return _indexed(x, new, key2, source, destination)
 
 
@@ -577,7 +595,7 @@ def batch_index(x: Any, key: Any, bx: bool, flags: Any) -> Any:
     (``params[k]`` in ``for k in params`` over a mapped dict)."""
     if is_tree(x) and len(key) == 1:
         return tree_get(x, key[0])
-    new, key2, source, destination = _index_plan(np.shape(x), key, bx, flags)
+    new, key2, source, destination = _index_plan(np.shape(x), key, bx, flags, True)
     return _indexed(x, new, key2, source, destination)
 
 
@@ -585,7 +603,7 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     """``(x2, key2, value2)``: a per-example ``x[key] = value`` as one scatter of ``value2`` into
     ``x2[key2]`` (``x`` batched, with the new axes of :func:`_index_plan`)."""
     xb = x if bx else batch_broadcast(x, n)
-    new, key2, source, destination = _index_plan(np.shape(xb), key, True, flags)
+    new, key2, source, destination = _index_plan(np.shape(xb), key, True, flags, False)
     x2 = np.expand_dims(xb, new) if new else xb
     rank = len(np.shape(_moved(x2[key2], source, destination))) - 1  # the per-example target's rank
     if bv:

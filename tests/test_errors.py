@@ -273,14 +273,6 @@ def uses_attribute_assignment(x):
     return x
 
 
-def uses_for_else(x):
-    for i in range(3):
-        x = x + i
-    else:
-        x = -x
-    return x
-
-
 def uses_match(x):
     match x.ndim:
         case 2:
@@ -673,7 +665,6 @@ CASES = [
     (uses_set, (arr(2),), E.UnsupportedSyntaxError, "{1, 2}", ["set"]),
     (uses_set_comprehension, (arr(2),), E.UnsupportedSyntaxError, "{i * 2 for", ["set comprehension"]),
     (uses_attribute_assignment, (arr(2),), E.UnsupportedSyntaxError, "x.flags = 1", ["Attribute"]),
-    (uses_for_else, (arr(2),), E.UnsupportedSyntaxError, "else:", ["else"]),
     (uses_match, (arr(2),), E.UnsupportedSyntaxError, "match x.ndim", ["Match"]),
     (uses_undefined_name, (arr(2),), E.UnknownFunctionError, "undefined_thing", ["undefined_thing"]),
     (uses_histogramdd, (arr(2, 2),), E.UnknownFunctionError, "np.histogramdd(x)",

@@ -32,7 +32,7 @@ JAX_REFUSES: tuple[str, ...] = (
     "needs a bound on its iterations",
     # bisect_tol_break's `break` on data in a `for` whose midpoint is first bound in the loop and returned after it
     # (jax.jit refuses the Python `break` on a traced value; eager jax runs it)
-    "a name it first assigns is used after the loop",
+    "which it first assigns, is used after the loop",
 )
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = ()

@@ -92,9 +92,9 @@ def _helper(fn: object) -> types.SimpleNamespace:
 def test_what_is_interpreted() -> None:
     """An array in the result (a batched key's ``np.arange``), a mutable argument, a call that raises, a function
     of another module: interpreted (NOT_RUN)."""
-    plan = static_calls.run(_helper(batched._index_plan), (((4, 3), (slice(1, None),), True, None)), {})
+    plan = static_calls.run(_helper(batched._index_plan), (((4, 3), (slice(1, None),), True, None, True)), {})
     assert plan == ((), (slice(None), slice(1, None)), (), ())
-    assert static_calls.run(_helper(batched._index_plan), ((4, 3), (0,), True, True), {}) is static_calls.NOT_RUN
+    assert static_calls.run(_helper(batched._index_plan), ((4, 3), (0,), True, True, True), {}) is static_calls.NOT_RUN
     assert static_calls.run(_helper(batched._contiguous), ([0, 1],), {}) is static_calls.NOT_RUN
     assert static_calls.run(_helper(batched._contiguous), ((),), {}) is static_calls.NOT_RUN  # (IndexError)
     assert static_calls.run(_helper(_rosen_plans), (1.0,), {}) is static_calls.NOT_RUN

@@ -611,7 +611,8 @@ class Functionalizer:
             name = sorted(receivers & defined)[0]
             why = f"it changes `{name}` (a method call)"
         elif any(n not in defined and n in head for n in assigned):
-            why = "a name it first assigns is used after the loop"
+            name = next(n for n in assigned if n not in defined and n in head)
+            why = f"`{name}`, which it first assigns, is used after the loop (assign `{name}` before the loop)"
         elif not carry and not keep_target:
             why = "it computes nothing used after it"
         elif (breaks or conts) and not flagged:

@@ -47,6 +47,7 @@ from . import (
     list_copies,
     list_methods,
     literal_arrays,
+    loop_else,
     loop_targets,
     methods,
     named_lambdas,
@@ -548,16 +549,12 @@ class Normalizer(Resolver):
         elif isinstance(s, cst.For):
             if s.asynchronous is not None:
                 raise self.unsupported(s, "async for")
-            if s.orelse is not None:
-                raise self.unsupported(s.orelse, "for ... else", "use a flag variable")
             it = self.atom_or_flat(s.iter)
             target = self.target(s.target)
             stmt = s.with_changes(target=target, iter=it, body=cst.IndentedBlock(body=self.block(s.body.body)))
             self.record(stmt, s.iter)
             self.out.append(stmt)
         elif isinstance(s, cst.While):
-            if s.orelse is not None:
-                raise self.unsupported(s.orelse, "while ... else", "use a flag variable")
             stmt = s.with_changes(test=self.lazy(s.test), body=cst.IndentedBlock(body=self.block(s.body.body)))  # type: ignore[assignment]
             self.record(stmt, s.test)
             self.out.append(stmt)
@@ -892,7 +889,8 @@ def normalize(fn: Callable[..., Any], helper_name: Callable[..., str], name: str
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written
     # out); `p = Point(x, y)` (a plain class: its dataclass); `loss = lambda w: ...` (`def loss(w): ...`, a helper's
-    src = list_methods.rewrite(named_lambdas.rewrite(function_names.rewrite(src)))  # too); `extend`; fn = np.sin
+    src = list_methods.rewrite(named_lambdas.rewrite(function_names.rewrite(loop_else.rewrite(src))))  # too);
+    # `extend`; fn = np.sin; `for ... else` (a flag)
     norm = Normalizer(src, helper_name, bindings, comprehension_loops)
     closure_bindings.register(norm)  # (calls through a parameter fixed to a lifted function pass its locals)
     fdef = norm.function(name or src.name)
