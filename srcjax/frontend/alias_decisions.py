@@ -7,7 +7,7 @@ from __future__ import annotations
 import libcst as cst
 
 from . import item_views
-from .alias_events import Event
+from .alias_events import VALUE, Event
 from .names import code
 
 __all__ = ["ifs", "may_reach", "read_later", "unsure_change", "written_back"]
@@ -28,19 +28,24 @@ def unsure_change(events: list[Event], k: int, e: Event, obj: dict[str, int], ma
                   checked: dict[int, tuple[str, int]], containers: set[str]) -> tuple[str, str] | None:
     """An in-place change (event ``k``) that reaches, or is reached by, an integer-indexed item (``m[0]``: a view of
     a row of a 2-D ``m`` in NumPy, a number of a 1-D one) read after it (item_views.py). ``x op= v`` (``x`` a name
-    or a container's item) is decided when specializing: ``checked`` gets (the item, the rank from which ``x``
-    shares it); any other change is refused: (the name read after it, the statement binding the item)."""
+    or a container's item) and a write of an element (``m[0, 0] = v``, ``m[1] += v``, ``y[0], y[1] = y[1], y[0]``)
+    are decided when specializing: ``checked`` gets, by the statement's ``id`` (the element's, for one of a tuple
+    target), (the item, the rank from which ``x`` shares it: the lowest of the items it reaches; the statement, for
+    a value of the tuple assignment itself); any other change is refused: (the name read after it, the statement
+    binding the item)."""
     links = {(a, b) for a, pairs in may.items() for b, o in pairs if obj.get(b) == o}
     items = {(a, b, made) for a, trios in may_u.items() for b, o, made in trios if obj.get(b) == o}
     if not items and not unsure:
         return None
-    aug = isinstance(e.small, cst.AugAssign) and (isinstance(e.small.target, cst.Name) and e.name not in containers
-                                                  or isinstance(e.small.target, cst.Subscript) and
-                                                  isinstance(e.small.target.value, cst.Name))
     small = e.small
-    write = isinstance(small, cst.Assign) and not e.item and any(  # (`m[0, 0] = v`: decided when specializing)
-        isinstance(t.target, cst.Subscript) and isinstance(t.target.value, cst.Name) for t in small.targets)
+    aug = isinstance(small, cst.AugAssign) and (isinstance(small.target, cst.Name) and e.name not in containers
+                                                or isinstance(small.target, cst.Subscript) and
+                                                isinstance(small.target.value, cst.Name))
+    written = _written(e)
+    write = not e.item and written is not None  # (`m[0, 0] = v`, `y[0], y[1] = y[1], y[0]`: an element of an array
+    # or a list's slot, which keeps the old item; not `xs[0] += v` of a list, which changes that item's array)
     same = {n for n, o in obj.items() if o == obj.get(e.name)}
+    checks: list[tuple[int, str]] = []  # (rank, item) of each item decided when specializing
     # names whose value the changed one may be or hold (through sure links), and the items those hold
     reach = set(same)
     todo = list(same)
@@ -65,17 +70,19 @@ def unsure_change(events: list[Event], k: int, e: Event, obj: dict[str, int], ma
             continue
         if (reader := next((r for r in readers if read_later(events, k, r, e)), None)) is not None:
             if aug or write and rank > 1:
-                checked[id(e.small)] = (made, rank)
-                return None
+                checks.append((rank, made))
+                continue
             return reader, next((x.made for x in events if x.kind == "may_u" and x.name == a), made)
     for n, (src, value, made) in sorted(unsure.items()):  # (`a, b = m[0], m[1]`, then `m += 1`, `a` read)
         single = any(x.kind == "copy" and x.unsure and x.name == n and isinstance(x.small, cst.Assign) and
                      isinstance(x.small.targets[0].target, cst.Name) for x in events[:k])
         if value == obj.get(e.name) and n not in same and read_later(events, k, n, e):
-            if aug and isinstance(small.target, cst.Name) or write and not single:  # type: ignore[union-attr]
-                checked[id(small)] = (made, 1 + item_views.depth(made))
-                return None
-            if not (single and isinstance(small, cst.Assign)):  # (`m[0, 0] = v` of `r = m[0]`: check_views')
+            if write and src == e.name and not item_views.may_overlap(written, made):  # type: ignore[arg-type]
+                continue  # (`r = m[0]; m[1] = v`: other rows, whatever m's rank)
+            if aug and isinstance(small.target, cst.Name) or write:  # type: ignore[union-attr]
+                checks.append((1 + item_views.depth(made), code(small) if n.startswith(VALUE) else made))
+                continue
+            if not (single and isinstance(small, cst.Assign)):  # (`xs[0][1] = v` of `r = xs[0]`: check_views')
                 return n, f"{n} = {made}"
         elif n in same and obj.get(src) == value:  # (a change through `r = m[0]`: of m's row, where m is 2-D)
             holders = sorted(a for a, b, _ in items if obj.get(b) == value)  # (`d = {'q': m[1]}`: its rows too)
@@ -85,12 +92,24 @@ def unsure_change(events: list[Event], k: int, e: Event, obj: dict[str, int], ma
             if reader is None:
                 continue
             if aug and isinstance(small.target, cst.Name):  # type: ignore[union-attr]
-                checked[id(small)] = (made, 1)  # (`r += v`: an array r is m's row)
-                return None
+                checks.append((1, made))  # (`r += v`: an array r is m's row)
+                continue
             if isinstance(small, cst.Assign) or isinstance(small, cst.AugAssign) and \
                     isinstance(small.target, cst.Subscript):  # (`a, b = m[0], m[1]; a[0] = v`: a is an array)
                 return reader, f"{n} = {made}"
+    if checks:
+        rank, made = min(checks)
+        checked[id(e.target) if e.target is not None else id(small)] = (made, rank)
     return None
+
+
+def _written(e: Event) -> cst.Subscript | None:
+    """The element of a variable that the assignment ``e`` writes (``m[0, 1]`` of ``m[0, 1] = v``, ``y[0]`` of ``y[0],
+    y[1] = y[1], y[0]``), None for any other change."""
+    if not isinstance(e.small, cst.Assign):
+        return None
+    t = e.target if e.target is not None else e.small.targets[0].target
+    return t if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == e.name else None
 
 
 def _siblings(unsure: dict[str, tuple[str, int, str]], source: str, value: int | None, made: str,

@@ -18,11 +18,14 @@ from . import item_views
 from .names import code, names_in, target_names, walk
 from .syntax import attr_chain
 
-__all__ = ["CALLER", "Event", "Walk", "record", "user_view_of"]
+__all__ = ["CALLER", "VALUE", "Event", "Walk", "record", "user_view_of"]
 
 # the second names frontend/changed_arguments.py gives a helper's parameters (the caller's, read after the helper):
 # a helper call's change reaching one is the helper's change of its parameter, whatever else reads it
 CALLER = "_srcjax_caller_"
+# the names of the values of a tuple assignment to elements that are integer-indexed items (``y[0], y[1] = y[1],
+# y[0]``: views of rows of a 2-D ``y``, written after the first target is): ``VALUE`` + the position + the index
+VALUE = "_srcjax_value_"
 
 
 @dataclass
@@ -48,6 +51,8 @@ class Event:
     item: bool = False  # inplace: through an item (``ys[0] += v``, ``ys[0][1] = v``: the array an item holds)
     items: tuple[tuple[str, str], ...] = ()  # may_u: (variable, item as written) of the integer-indexed items
     # (``m[0]``) the bound value may be or hold: views or copies, known when specializing (item_views.py)
+    target: Any = None  # inplace: the element written, one of several (``y[0]`` of ``y[0], y[1] = v``, ``a[0] = b[0] =
+    # v``): aliasing.scan's ``checked`` of it is by its ``id``
 
 
 @dataclass
@@ -250,25 +255,33 @@ def _unpacked_sources(tgt: cst.BaseExpression, value: cst.BaseExpression,
     return []
 
 
-def _unsure_unpacked(ev: Callable[..., None], tgt: cst.BaseExpression, s: cst.Assign) -> None:
+def _unsure_unpacked(ev: Callable[..., None], tgt: cst.BaseExpression, s: cst.Assign, p: int) -> dict[int, str]:
     """The events of ``tgt = s.value`` for integer-indexed items: an element of an unpacking of one length
     (``a, b = m[0], m[1]``) is a copy of an unsure item, as ``a = m[0]``; another unpacking or a name bound to a
-    comprehension (``rows = [m[i] for i in range(2)]``) may be or hold those items."""
+    comprehension (``rows = [m[i] for i in range(2)]``) may be or hold those items. An item assigned to an element
+    target (``y[0], y[1] = y[1], y[0]``) is a copy too, to a name of its own (:data:`VALUE`, ``p`` the statement's
+    position): the result gives it by the target's ``id``, to be read where that target is written."""
     value = s.value
+    values: dict[int, str] = {}
     if isinstance(tgt, (cst.Tuple, cst.List)) and isinstance(value, (cst.Tuple, cst.List)) and \
             len(value.elements) == len(tgt.elements) and \
             not any(isinstance(e, cst.StarredElement) for e in [*tgt.elements, *value.elements]):
-        for t, v in zip(tgt.elements, value.elements):
+        for j, (t, v) in enumerate(zip(tgt.elements, value.elements)):
             if isinstance(t.value, cst.Name) and (base := _unsure_item(v.value)) is not None:
                 ev("copy", t.value.value, source=base, made=code(v.value), unsure=True)
+            elif isinstance(t.value, cst.Subscript) and isinstance(t.value.value, cst.Name) and \
+                    (base := _unsure_item(v.value)) is not None:  # (not `y[0][1]`: an item's, a list's or a row's)
+                values[id(t.value)] = f"{VALUE}{p}_{j}"
+                ev("copy", values[id(t.value)], source=base, made=code(v.value), unsure=True)
             elif isinstance(t.value, (cst.Tuple, cst.List)) or isinstance(t.value, cst.Name):
                 if (held := item_views.unsure_sources(v.value, isinstance(t.value, (cst.Tuple, cst.List)))):
                     for n in target_names(t.value):
                         ev("may_u", n, items=tuple(held), made=code(s))
-        return
+        return values
     if (held := item_views.unsure_sources(value)):
         for n in target_names(tgt):
             ev("may_u", n, items=tuple(held), made=code(s))
+    return values
 
 
 def _repeated(value: cst.BaseExpression) -> str | None:
@@ -329,8 +342,9 @@ def _small(w: Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 base = _base_name(tgt)
                 reads += [n for n in names_in(tgt) if n != base]
                 slot = base in w.containers and isinstance(tgt.value, cst.Name)  # (xs[i] = v: a slot, not its item)
-                if base is not None and isinstance(tgt, cst.Subscript) and not slot:
-                    ev("inplace", base, item=isinstance(tgt.value, cst.Subscript), key=_key(tgt.value))
+                if base is not None and isinstance(tgt, cst.Subscript) and not slot:  # (`a[0] = b[0] = v`: each)
+                    ev("inplace", base, item=isinstance(tgt.value, cst.Subscript), key=_key(tgt.value),
+                       target=tgt if len(s.targets) > 1 else None)
                 elif slot and isinstance(tgt, cst.Subscript) and base is not None:
                     ev("holds", base, source=_held(s.value) or "", made=_key(tgt))  # (the slot holds a new value)
             elif isinstance(tgt, cst.Name) and isinstance(s.value, cst.Name):
@@ -364,20 +378,22 @@ def _small(w: Walk, s: cst.BaseSmallStatement, node: cst.CSTNode) -> None:
                 ev("copy", tgt.value, source=base, made=code(s.value), unsure=True)
             elif isinstance(tgt, cst.Name) and (item := item_views.branch_item(s.value)) is not None:
                 ev("copy", tgt.value, source=item[0], made=item[1], unsure=True)  # (`r = m[0] if c else m[1]`)
-            else:
+            else:  # (NumPy evaluates every value, then assigns the targets in order: the values are bound first)
                 for n in target_names(tgt):
                     ev("bind", n, literal=isinstance(tgt, cst.Name) and _is_literal(s.value))
-                for sub in _element_targets(tgt):  # (`KE[0], PE[0] = v`: each element written in place)
-                    base = _base_name(sub)
-                    reads += [n for n in names_in(sub) if n != base]
-                    if base is not None and not (base in w.containers and isinstance(sub.value, cst.Name)):
-                        ev("inplace", base, item=isinstance(sub.value, cst.Subscript), key=_key(sub.value))
-                    elif base is not None:
-                        ev("holds", base, source="", made=_key(sub))
                 for n, srcs in _unpacked_sources(tgt, s.value):  # (`a, b = x, y`, `a, b = ys`, `t = [s][0]`)
                     if srcs:
                         ev("may", n, sources=tuple(srcs), made=code(s))
-                _unsure_unpacked(ev, tgt, s)
+                values = _unsure_unpacked(ev, tgt, s, p)
+                for sub in _element_targets(tgt):  # (`KE[0], PE[0] = v`: each element written in place)
+                    base = _base_name(sub)
+                    reads += [n for n in names_in(sub) if n != base]
+                    if id(sub) in values:  # (its value, `y[1]` of `y[0], y[1] = y[1], y[0]`, is read as it is written)
+                        ev("read", values[id(sub)])
+                    if base is not None and not (base in w.containers and isinstance(sub.value, cst.Name)):
+                        ev("inplace", base, item=isinstance(sub.value, cst.Subscript), key=_key(sub.value), target=sub)
+                    elif base is not None:
+                        ev("holds", base, source="", made=_key(sub))
             first = first or (tgt.value if isinstance(tgt, cst.Name) else "")
     elif isinstance(s, cst.AugAssign) and isinstance(s.target, cst.Name) and s.target.value in w.containers and \
             isinstance(s.operator, cst.AddAssign) and isinstance(s.value, (cst.List, cst.Tuple)):
