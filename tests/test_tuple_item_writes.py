@@ -130,6 +130,23 @@ def _copied(y):  # noqa: ANN001, ANN202
     return y
 
 
+def _reversed_between(y):  # noqa: ANN001, ANN202
+    y = y.copy()
+    a, b = y[0], y[1]
+    y = y[::-1]  # (a view: NumPy's y[4] is the old row 0, a's; by its index, another row)
+    y[4] = 9.0
+    return a * 1.0 + b
+
+
+def _reversed_in_loop(y):  # noqa: ANN001, ANN202
+    y = y.copy()
+    a, b = y[0], y[1]
+    for _ in range(2):
+        y[4] = y[4] + 1.0  # (the second pass writes the old row 0 through the reversed view)
+        y = y[::-1]
+    return a * 1.0 + b
+
+
 def _swap_in(y, i, j):  # noqa: ANN001, ANN202
     y[i], y[j] = y[j], y[i]
     return y
@@ -145,7 +162,8 @@ def _helper_swap(y):  # noqa: ANN001, ANN202
 CASES: list[tuple[Callable[..., Any], set[int]]] = [
     (_swap, {2, 3}), (_written_out, {2, 3}), (_rotated, {2, 3}), (_negative, {2, 3}), (_apart, set()),
     (_name_first, {2, 3}), (_bubble, {2, 3}), (_two_indices, {3}), (_rotated_out, {2, 3}), (_other_row, set()),
-    (_slices, {1, 2, 3}), (_fancy, set()), (_copied, set()), (_helper_swap, {2, 3})]
+    (_slices, {1, 2, 3}), (_fancy, set()), (_copied, set()), (_helper_swap, {2, 3}), (_reversed_between, {2, 3}),
+    (_reversed_in_loop, {2, 3})]
 
 
 def _line_of(fn: Callable[..., Any], text: str) -> int:

@@ -77,7 +77,8 @@ def unsure_change(events: list[Event], k: int, e: Event, obj: dict[str, int], ma
         single = any(x.kind == "copy" and x.unsure and x.name == n and isinstance(x.small, cst.Assign) and
                      isinstance(x.small.targets[0].target, cst.Name) for x in events[:k])
         if value == obj.get(e.name) and n not in same and read_later(events, k, n, e):
-            if write and src == e.name and not item_views.may_overlap(written, made):  # type: ignore[arg-type]
+            if written is not None and write and src == e.name and not item_views.may_overlap(written, made) and \
+                    _bound_since(events, k, n, e.name, e) is False:
                 continue  # (`r = m[0]; m[1] = v`: other rows, whatever m's rank)
             if aug and isinstance(small.target, cst.Name) or write:  # type: ignore[union-attr]
                 checks.append((1 + item_views.depth(made), code(small) if n.startswith(VALUE) else made))
@@ -101,6 +102,17 @@ def unsure_change(events: list[Event], k: int, e: Event, obj: dict[str, int], ma
         rank, made = min(checks)
         checked[id(e.target) if e.target is not None else id(small)] = (made, rank)
     return None
+
+
+def _bound_since(events: list[Event], k: int, n: str, name: str, at: Event) -> bool | None:
+    """Whether ``name`` is bound again (``m = m[::-1]``: the same array in NumPy, other rows by the same index) between
+    the copy that last bound ``n`` and event ``k``, or anywhere in a loop around ``k``; None where no such copy is
+    found."""
+    start = next((j for j in range(k - 1, -1, -1) if events[j].name == n and events[j].kind == "copy"), None)
+    if start is None:
+        return None
+    return any(x.name == name and x.kind in ("bind", "copy") and
+               (start < j < k or any(a <= x.pos < b for a, b in at.loops)) for j, x in enumerate(events))
 
 
 def _written(e: Event) -> cst.Subscript | None:
