@@ -157,7 +157,7 @@ def _tuple_refusal(statement: str, rank: int) -> tuple[str, str]:
         ti, vi = (", ".join(m.group(2).strip() for m in found[a:b] if m)
                   for a, b in ((0, len(targets)), (len(targets), None)))
         fancy = f"`{base}[[{ti}]] = {base}[[{vi}]]`"
-    copies = ", ".join(f"{v}.copy()" if item.fullmatch(v) else v for v in values)
+    copies = ", ".join(f"{v}.copy()" if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*\[.*\]", v) else v for v in values)
     return (f"`{statement}`: NumPy evaluates the values first, and an item taken by integer indices of an array of "
             f"{rank} dimensions or more is a view of its memory, not a copy; it then writes the targets in order, so "
             f"a value read after an earlier target wrote into its elements holds what that write put there (swapping "

@@ -194,6 +194,9 @@ def test_the_refusal_names_the_statement_and_what_to_write_instead() -> None:
     assert f"test_tuple_item_writes.py:{_line_of(_rotated, 'y[0], y[1], y[2] =')}:" in text.splitlines()[0], text
     assert "y[[0, 1, 2]] = y[[1, 2, 0]]" in text and "y[1].copy(), y[2].copy(), y[0].copy()" in text, text
     assert "_srcjax_" not in text, text
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.jit(_two_indices)(V3)
+    assert "`y[0, 1], y[1, 0] = y[1, 0].copy(), y[0, 1].copy()`" in str(e.value), str(e.value)
 
 
 def test_the_check_is_one_line_before_the_first_write_a_later_value_sees() -> None:
