@@ -96,6 +96,12 @@ def _two_indices(y):  # noqa: ANN001, ANN202
     return y
 
 
+def _chained_indices(y):  # noqa: ANN001, ANN202
+    y = y.copy()
+    y[0][1], y[1][0] = y[1][0], y[0][1]  # (numbers of a 2-D y, rows of a 3-D one; was swapped there)
+    return y
+
+
 def _rotated_out(y):  # noqa: ANN001, ANN202
     y = y.copy()
     t = y[0]
@@ -147,6 +153,17 @@ def _reversed_in_loop(y):  # noqa: ANN001, ANN202
     return a * 1.0 + b
 
 
+def _chained_in_lists(a, b):  # noqa: ANN001, ANN202
+    xs = [a.copy(), b.copy()]
+    xs[0][1], xs[1][0] = xs[1][0], xs[0][1]  # (items of 1-D arrays: numbers)
+    return xs[0] + xs[1]
+
+
+def test_chained_indices_into_a_lists_arrays_run() -> None:
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_chained_in_lists)(a, b)), _chained_in_lists(a, b))
+
+
 def _swap_in(y, i, j):  # noqa: ANN001, ANN202
     y[i], y[j] = y[j], y[i]
     return y
@@ -161,7 +178,7 @@ def _helper_swap(y):  # noqa: ANN001, ANN202
 # (function, the ranks where NumPy's items are views a later write reaches: refused there, run elsewhere)
 CASES: list[tuple[Callable[..., Any], set[int]]] = [
     (_swap, {2, 3}), (_written_out, {2, 3}), (_rotated, {2, 3}), (_negative, {2, 3}), (_apart, set()),
-    (_name_first, {2, 3}), (_bubble, {2, 3}), (_two_indices, {3}), (_rotated_out, {2, 3}), (_other_row, set()),
+    (_name_first, {2, 3}), (_bubble, {2, 3}), (_two_indices, {3}), (_chained_indices, {3}), (_rotated_out, {2, 3}), (_other_row, set()),
     (_slices, {1, 2, 3}), (_fancy, set()), (_copied, set()), (_helper_swap, {2, 3}), (_reversed_between, {2, 3}),
     (_reversed_in_loop, {2, 3})]
 
@@ -175,7 +192,7 @@ def _line_of(fn: Callable[..., Any], text: str) -> int:
 @pytest.mark.parametrize("x", [V1, V2, V3], ids=["1d", "2d", "3d"])
 def test_it_agrees_with_numpy_or_is_refused_where_items_are_views(fn: Callable[..., Any], views: set[int],
                                                                    x: np.ndarray) -> None:
-    if fn is _two_indices and x.ndim == 1:
+    if fn in (_two_indices, _chained_indices) and x.ndim == 1:
         pytest.skip("NumPy's IndexError")
     want = fn(x.copy())
     if x.ndim in views:

@@ -77,10 +77,13 @@ def unsure_change(events: list[Event], k: int, e: Event, obj: dict[str, int], ma
         single = any(x.kind == "copy" and x.unsure and x.name == n and isinstance(x.small, cst.Assign) and
                      isinstance(x.small.targets[0].target, cst.Name) for x in events[:k])
         if value == obj.get(e.name) and n not in same and read_later(events, k, n, e):
-            if written is not None and write and src == e.name and not item_views.may_overlap(written, made) and \
+            target = written if written is not None and write else e.target if n.startswith(VALUE) else None
+            if target is not None and src == e.name and not item_views.may_overlap(target, made) and \
                     _bound_since(events, k, n, e.name, e) is False:
                 continue  # (`r = m[0]; m[1] = v`: other rows, whatever m's rank)
-            if aug and isinstance(small.target, cst.Name) or write:  # type: ignore[union-attr]
+            if aug and isinstance(small.target, cst.Name) or write or n.startswith(VALUE) and e.target is not None:
+                # (`y[0][1], y[1][0] = y[1][0], y[0][1]`: an item's element, the check of `y` an array's; a list's
+                # items' ranks are not checked)
                 checks.append((1 + item_views.depth(made), code(small) if n.startswith(VALUE) else made))
                 continue
             if not (single and isinstance(small, cst.Assign)):  # (`xs[0][1] = v` of `r = xs[0]`: check_views')

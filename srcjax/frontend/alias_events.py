@@ -269,8 +269,7 @@ def _unsure_unpacked(ev: Callable[..., None], tgt: cst.BaseExpression, s: cst.As
         for j, (t, v) in enumerate(zip(tgt.elements, value.elements)):
             if isinstance(t.value, cst.Name) and (base := _unsure_item(v.value)) is not None:
                 ev("copy", t.value.value, source=base, made=code(v.value), unsure=True)
-            elif isinstance(t.value, cst.Subscript) and isinstance(t.value.value, cst.Name) and \
-                    (base := _unsure_item(v.value)) is not None:  # (not `y[0][1]`: an item's, a list's or a row's)
+            elif _one_level(t.value) and (base := _unsure_item(v.value)) is not None:
                 values[id(t.value)] = f"{VALUE}{p}_{j}"
                 ev("copy", values[id(t.value)], source=base, made=code(v.value), unsure=True)
             elif isinstance(t.value, (cst.Tuple, cst.List)) or isinstance(t.value, cst.Name):
@@ -282,6 +281,12 @@ def _unsure_unpacked(ev: Callable[..., None], tgt: cst.BaseExpression, s: cst.As
         for n in target_names(tgt):
             ev("may_u", n, items=tuple(held), made=code(s))
     return values
+
+
+def _one_level(t: cst.BaseExpression) -> bool:
+    """Whether ``t`` is an element of a variable (``y[0]``) or of its item (``y[0][1]``: frontend/nested_writes.py)."""
+    return isinstance(t, cst.Subscript) and (isinstance(t.value, cst.Name) or isinstance(t.value, cst.Subscript) and
+                                             isinstance(t.value.value, cst.Name))
 
 
 def _repeated(value: cst.BaseExpression) -> str | None:
