@@ -16,6 +16,7 @@ derivative is the cast of the new value's tangent: linear in ``new``; ``x`` only
 
 from __future__ import annotations
 
+import re
 from typing import Any, NoReturn
 
 import numpy as np
@@ -116,6 +117,8 @@ def alias_refusal(alias: str, rank: int = 1) -> tuple[str, str]:
                 f"are immutable (as JAX's): the helper's change would not reach the caller",
                 f"return the new array from the helper and bind it in the caller (`return {name}` at the helper's "
                 f"end, `... = {alias.split('`')[1]}` here), or pass a Python number (`float(...)`)")
+    if " = " in alias:  # (a tuple assignment: frontend/alias_events.VALUE)
+        return _tuple_refusal(alias, rank)
     base = alias.split("[", 1)[0]
     if rank > 1:
         return (f"this changes `{base}` in place, and a value bound to its item `{alias}` is read after it: in NumPy "
@@ -128,3 +131,36 @@ def alias_refusal(alias: str, rank: int = 1) -> tuple[str, str]:
             f"(as JAX's) and `{base}` would keep the old value",
             f"to keep the old value, copy where the name is bound (`... = {alias}.copy()`); to change `{base}`, "
             f"write into it (`{alias} = {alias} - v` for `w -= v`)")
+
+
+def _split(side: str) -> list[str]:
+    """The items of one side of a tuple assignment as written (``y[0], y[1]``), split at its top-level commas."""
+    out, depth, start = [], 0, 0
+    for i, ch in enumerate(side):
+        depth += ch in "([{"
+        depth -= ch in ")]}"
+        if ch == "," and depth == 0:
+            out.append(side[start:i].strip())
+            start = i + 1
+    return [*out, side[start:].strip()]
+
+
+def _tuple_refusal(statement: str, rank: int) -> tuple[str, str]:
+    """The message and hint for the tuple assignment ``statement`` (``y[0], y[1] = y[1], y[0]``) of an array of
+    ``rank`` dimensions or more, a later value of which is an item that an earlier target writes into."""
+    targets, values = (_split(side) for side in statement.split(" = ", 1))
+    item = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\[([^\[\],:]+)\]")
+    found = [item.fullmatch(x) for x in targets + values]
+    base = found[0].group(1) if found[0] else "y"
+    fancy = f"`{base}[[0, 1]] = {base}[[1, 0]]` swaps two rows"
+    if all(found) and len(targets) == len(values) and {m.group(1) for m in found if m} == {base}:
+        ti, vi = (", ".join(m.group(2).strip() for m in found[a:b] if m)
+                  for a, b in ((0, len(targets)), (len(targets), None)))
+        fancy = f"`{base}[[{ti}]] = {base}[[{vi}]]`"
+    copies = ", ".join(f"{v}.copy()" if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*\[.*\]", v) else v for v in values)
+    return (f"`{statement}`: NumPy evaluates the values first, and an item taken by integer indices of an array of "
+            f"{rank} dimensions or more is a view of its memory, not a copy; it then writes the targets in order, so "
+            f"a value read after an earlier target wrote into its elements holds what that write put there (swapping "
+            f"two rows this way makes both rows the second one); srcjax's values are the items as they were, so the "
+            f"answers would differ",
+            f"index with lists, which copies: {fancy}; or copy the values: `{', '.join(targets)} = {copies}`")

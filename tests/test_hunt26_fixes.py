@@ -255,16 +255,34 @@ def test_a_tuple_assignment_of_slices_of_the_array_it_writes_is_refused() -> Non
     np.testing.assert_array_equal(srcjax.jit(_swap_items)(x), _swap_items(x))  # (bubble sort's swap runs)
 
 
-@pytest.mark.xfail(strict=True, reason="hunt26: `y[0], y[1] = y[1], y[0]` of a 2-D y swaps its rows; NumPy's second "
-                   "value is a view of row 0, so both rows are y[1]: not decided before shapes are known (aliasing.py "
-                   "sees the user's one statement, reads before writes; view_updates.py has no shapes)")
 def test_a_tuple_assignment_of_rows_of_a_2d_array_it_writes_agrees_with_numpy_or_is_refused() -> None:
+    # (was swapped, where NumPy's second value is a view of row 0: both rows y[1], a silent wrong answer; decided when
+    # specializing: `in_place(y, y, alias=..., rank=2)` before the first write, frontend/alias_decisions.py)
     x = np.arange(6.0).reshape(3, 2)
     try:
         got = srcjax.jit(_swap_items)(x)
-    except srcjax.TranspileError:
+    except srcjax.TranspileError as e:
+        assert "test_hunt26_fixes.py" in str(e).splitlines()[0] and "y[[0, 1]] = y[[1, 0]]" in str(e), str(e)
         return
     np.testing.assert_array_equal(got, _swap_items(x.copy()))
+
+
+def _swap_written_out(y):  # noqa: ANN001, ANN202
+    y = y.copy()
+    a = y[1]
+    b = y[0]
+    y[0] = a
+    y[1] = b  # (a 1-D y: numbers, swapped; a 2-D y: b is a view of row 0, which `y[0] = a` changed)
+    return y
+
+
+def test_a_swap_written_out_through_names_runs_for_a_1d_array() -> None:
+    # (was refused at any rank: "assigning into 'y' would also change 'b'"; a 1-D y's items are numbers)
+    x = np.array([3.0, 1.0, 2.0])
+    np.testing.assert_array_equal(srcjax.jit(_swap_written_out)(x), _swap_written_out(x))
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.jit(_swap_written_out)(np.arange(6.0).reshape(3, 2))
+    assert "test_hunt26_fixes.py" in str(e.value).splitlines()[0]
 
 
 def _grown(np: Any) -> Callable[..., Any]:

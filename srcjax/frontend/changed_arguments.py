@@ -123,10 +123,12 @@ def _changes(src: Any, resolvers: Any) -> dict[str, Change]:
     while todo:
         found, checked = aliasing.scan(_with_callers(fdef, todo), *resolvers(src, fdef))
         if found is None or not found.alias.startswith(_CALLER):
-            # (an unsure item, `r = p[0]; r += v`: p's row where p is 2-D; the helper's own refusal: its own)
-            for made, _rank in checked.values():
+            # (an unsure item, `r = p[0]; r += v`: p's row where p is 2-D; the helper's own refusal: its own. A check
+            # of rank 2 or more is of a change of the array itself, `p[0] = v` of `a = p[0]`: the caller's where `p`
+            # still is the parameter, which the scan sees as a change its second name reads)
+            for made, rank in checked.values():
                 base = made.split("[", 1)[0]
-                if base in todo:
+                if base in todo and rank == 1:
                     found_[base] = Change(f"a change of `{made}` in {src.fn.__name__} (a view of `{base}`'s row "
                                           f"where it has two dimensions or more)")
             break

@@ -8,8 +8,9 @@ normalizer (as Python runs them: the value evaluated once, then each target assi
   (nested tuples the same way, level by level).
 
 Each statement written keeps the user's statement's location, and its entry of ``checked_in_place``
-(frontend/aliasing.py scans every target of a chained or tuple assignment). A starred target with an element
-(``x[0], *rest = v``) is left to the normalizer, which refuses it."""
+(frontend/aliasing.py scans every target of a chained or tuple assignment), or its target's own (an element whose
+write a later value of the statement may view: ``y[0]`` of ``y[0], y[1] = y[1], y[0]``). A starred target with an
+element (``x[0], *rest = v``) is left to the normalizer, which refuses it."""
 
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ def assign(norm: Normalizer, s: cst.Assign) -> None:
     for st in stmts:
         if s in positions:
             positions[st] = positions[s]
-        if checked is not None:
-            norm.checked_in_place[id(st)] = checked
+        own = norm.checked_in_place.get(id(st.targets[0].target))  # (the check of this target: `y[0]` of `y[0],
+        if own is not None or checked is not None:  # y[1] = y[1], y[0]`, whose value y[0] is read after it)
+            norm.checked_in_place[id(st)] = own or checked  # type: ignore[assignment]
         norm.small_statement(st)

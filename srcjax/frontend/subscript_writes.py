@@ -75,8 +75,9 @@ def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
         return True
     if op is None:
         alias = norm.checked_in_place.get(id(s))  # (`m[0] = v` of `a, b = m[0], m[1]`, a read later: 2-D m refused)
-        if alias is not None and isinstance(t.value, cst.Name):
-            y = cst.Name(t.value.value)
+        base = t.value.value if isinstance(t.value, cst.Subscript) else t.value  # (`m[0][1] = v`: m's rank)
+        if alias is not None and isinstance(base, cst.Name):
+            y = cst.Name(base.value)
             norm.assign(y, in_place_updates.checked_call(cst.Name(y.value), cst.Name(y.value), alias), s)
         norm.index_assign(t, norm.atom(s.value), s)  # type: ignore[union-attr]
         return True

@@ -10,8 +10,8 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span, UnsupportedSyntaxError
-from . import item_views
-from .names import Visitor, assigned_names, names_in
+from . import in_place_updates, item_views
+from .names import Visitor, assigned_names, code, names_in
 from .syntax import attr_chain
 
 __all__ = ["check_views"]
@@ -27,8 +27,10 @@ def _view_of(value: cst.BaseExpression) -> str | None:
     """The variable ``value`` may be a NumPy view of (``y``, ``y[1:]``, ``y.T``, ``np.reshape(y, ...)``)."""
     if isinstance(value, cst.Name):
         return value.value
-    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):
-        return value.value.value
+    if isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name):  # (`y[[1, 0]]`: a list of indices
+        fancy = any(isinstance(e.slice, cst.Index) and isinstance(e.slice.value, (cst.List, cst.ListComp))
+                    for e in value.slice)  # copies the items: no view)
+        return None if fancy else value.value.value
     if isinstance(value, cst.Attribute) and value.attr.value == "T" and isinstance(value.value, cst.Name):
         return value.value.value
     if isinstance(value, cst.Call) and value.args and isinstance(value.args[0].value, cst.Name):
@@ -176,12 +178,35 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
                     todo.append((alias, None))
         return [(o, a, vpos) for o, (a, _, vpos) in out.items()]
 
+    def untouched(pos: int, vpos: int, y: str, other: str) -> bool:
+        """Whether the item ``other = y[i]`` (integer indices, made at ``vpos``) cannot see the update at ``pos``:
+        ``y`` is the same array there (bound on the way, and in the loops around the update, only by updates and
+        ``in_place``) and the update writes other rows (``y[1] = v`` of ``b = y[0]``), or ``other`` is a number: the
+        update's ``in_place(y, y, alias=..., rank=r)`` (aliasing.scan's) refuses a ``y`` of ``r`` dimensions or
+        more, and ``r`` is at most one more than the indices ``y[i]`` takes."""
+        value = next((v for p, a, b, v in views if (p, a, b) == (vpos, other, y)), None)
+        if value is None or item_views.unsure_item(value) != y:
+            return False
+        way = [*range(vpos + 1, pos)] + [k for o in outer[pos] if o in loops for k in range(*loops[o])]
+        if any(y in assigned_names([order[k]]) and not is_update(order[k]) and _in_place_of(order[k], y) is None
+               for k in way if k != pos):
+            return False
+        update = order[pos].body[0].value  # type: ignore[attr-defined]
+        if (attr_chain(update.func) or [""])[-1] == "index_update" and \
+                not item_views.may_overlap(_element(y, update.args[1].value), value):
+            return True
+        guard = next((order[k] for k in range(pos - 1, -1, -1) if y in assigned_names([order[k]])), None)
+        rank = _in_place_of(guard, y) if guard is not None else None
+        return rank is not None and 0 < rank <= 1 + item_views.depth(code(value))
+
     for pos, line in enumerate(order):
         small = line.body[0]
         if not is_update(line):
             continue
         y = small.targets[0].target.value  # type: ignore[attr-defined]
         for other, alias, vpos in sharing(pos, y):
+            if untouched(pos, vpos, y, other):
+                continue
             later = read_stale(pos, other)
             if later and (named := _second_name(order, pos, vpos, y, spans)) is not None:
                 raise UnsupportedSyntaxError(named[0], span=spans.get(id(line)), hint=named[1])
@@ -199,6 +224,29 @@ def check_views(body: Sequence[Any], updated: set[str], spans: dict[int, Span]) 
                     f"and {other!r} is used afterwards; srcjax updates arrays functionally, so copy the view",
                     span=spans.get(id(line)),
                     hint=f"make {alias!r} an independent copy: append .copy() where it is created")
+
+
+def _in_place_of(line: cst.SimpleStatementLine, y: str) -> int | None:
+    """The rank of ``y = in_place(y, ..., alias=..., rank=r)`` (an in-place change of ``y``, the same array in NumPy;
+    with ``alias``: refused where ``y`` has ``r`` dimensions or more, frontend/in_place_updates.checked_call); 0 for
+    one without ``alias``; None for any other line."""
+    st = line.body[0]
+    if not (isinstance(st, cst.Assign) and len(line.body) == 1 and isinstance(v := st.value, cst.Call) and
+            isinstance(v.func, cst.Name) and v.func.value == in_place_updates.IN_PLACE and v.args and
+            isinstance(v.args[0].value, cst.Name) and v.args[0].value.value == y and
+            any(isinstance(t.target, cst.Name) and t.target.value == y for t in st.targets)):
+        return None
+    kw = {a.keyword.value: a.value for a in v.args if a.keyword is not None}
+    if "alias" not in kw:
+        return 0
+    rank = kw.get("rank")
+    return int(rank.value) if isinstance(rank, cst.Integer) else 1 if rank is None else None
+
+
+def _element(y: str, index: cst.BaseExpression) -> cst.Subscript:
+    """``y[index]`` (a tuple index as several indices) for :func:`item_views.may_overlap`."""
+    parts = [e.value for e in index.elements] if isinstance(index, cst.Tuple) else [index]
+    return cst.Subscript(value=cst.Name(y), slice=[cst.SubscriptElement(slice=cst.Index(p)) for p in parts])
 
 
 def _second_name(order: Sequence[cst.SimpleStatementLine], pos: int, vpos: int, y: str,
