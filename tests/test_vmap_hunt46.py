@@ -703,10 +703,7 @@ def case_nested_for_else() -> None:
 CASES: dict[str, Callable[[], None]] = {name[5:]: fn for name, fn in list(globals().items())
                                         if name.startswith("case_") and callable(fn)}
 # a refusal (TranspileError at the user's line) of what jax runs: case -> why (xfail, reported)
-KNOWN_REFUSALS: dict[str, str] = {
-    "swap_entries": "`a = y[i]; y[i] = y[j]; y[j] = a` of a 1-D `y` is refused as a view (NumPy's `y[i]` is a "
-                    "number there, a copy); the front end decides views without shapes (under jit too)",
-}
+KNOWN_REFUSALS: dict[str, str] = {}
 # wrong answers or crashes left to another change: case -> why (xfail, reported)
 KNOWN_WRONG: dict[str, str] = {}
 # the default tier: the regressions of this audit's fixes and one or two cases of each family (while/for on batched
@@ -715,7 +712,7 @@ DEFAULT = ["masked_out_of_range_indices", "out_of_range_write_clamped_as_unbatch
            "static_for_else", "while_else", "first_index_for_else", "hessian_of_helper_with_nested_loops",
            "tuple_state_break", "dict_state_halving", "return_from_while", "set_entry_mixed", "window_sum", "scatter_2d", "gather_rows",
            "scan_dict_out", "cond_dict_branches", "switch_in_fori", "vmap_value_and_grad_aux", "vmap_custom_vjp",
-           "vmap_vmap_grad_axes", "vmap_jit_vmap", "masked_int_sum", "batch_of_one"]
+           "vmap_vmap_grad_axes", "vmap_jit_vmap", "masked_int_sum", "batch_of_one", "swap_entries"]
 assert set(DEFAULT) <= set(CASES)
 
 
