@@ -178,16 +178,12 @@ class Batcher:
 
     def used(self, entry: str) -> list[str]:
         """The names of the helpers written that the entry's text calls (directly or through another)."""
-        out: list[str] = []
         seen: set[str] = set()
         todo = [entry]
-        while todo:
-            text = todo.pop()
-            for name, t in self.texts.items():
-                if name not in seen and re.search(rf"(?<![\w.]){re.escape(name)}\(", text):
-                    seen.add(name)
-                    out.append(name)
-                    todo.append(t)
+        while todo:  # (a text's called names found in one scan, `name(` not after `.` or a word character)
+            new = {n for n in re.findall(r"(?<![\w.])(\w+)\(", todo.pop()) if n in self.texts} - seen
+            seen |= new
+            todo += [self.texts[n] for n in new]
         return [n for n in self.texts if n in seen]
 
 
@@ -686,6 +682,8 @@ class FunctionWriter:
 
         def visit(n: cst.CSTNode, inside: bool) -> None:
             nonlocal ok
+            if not ok:  # (the answer is known: the rest of the value is not walked)
+                return
             if type(n) is cst.Name:
                 if not inside and (n.value in items or any_batched(self.state(n.value)) and n.value not in unbatched):
                     ok = False

@@ -58,7 +58,7 @@ def drop_trivial_aligns(text: str) -> str:
         # (a function with no align call in its lines has nothing to rewrite: its facts are its own)
         if isinstance(node, ast.FunctionDef) and \
                 "batch_align" in "".join(lines[node.lineno - 1:node.end_lineno or node.lineno]):
-            _function(node, edits, scoped)
+            _function(node, edits, lines, scoped)
     if not edits:
         return text
     starts = [0]
@@ -75,13 +75,15 @@ def _offset(line: str, col: int) -> int:
     return len(line.encode("utf-8")[:col].decode("utf-8", errors="ignore"))
 
 
-def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]], scoped: bool = True) -> None:
+def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]], lines: list[str],
+              scoped: bool = True) -> None:
     nodes = walked(fdef)  # (each statement's walk remembered from this one)
     if scoped and any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in nodes):
         return
     below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
     for s in fdef.body:
-        if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)):
+        if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)) and \
+                "batch_align" in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno]):  # (else none to drop)
             _rewrite(s, below, edits)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             name = s.targets[0].id
