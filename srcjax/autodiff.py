@@ -38,7 +38,7 @@ from . import (
 from .api import Compiled, WrittenWhenRead, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError
 from .custom import custom_vjp, owner_of
-from .frontend.names import Names, Visitor
+from .frontend.names import Names, walk
 from .frontend.parsed import parse
 from .frontend.program import Program
 from .frontend.read import read_function
@@ -470,18 +470,10 @@ def _unbound(c: Compiled, needs: set[str]) -> str | None:
 
 def _called_parameters(c: Compiled) -> set[str]:
     """Parameters the function calls (``act(x)``): function-valued arguments, fixed per call."""
-    import libcst as cst
-
     params = set(c.params)
-    found: set[str] = set()
-
-    class V(Visitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            if isinstance(n.func, cst.Name) and n.func.value in params:
-                found.add(n.func.value)
-
-    V().walk(c.program.entry.plain_fdef)
-    return found
+    # (a walk, not a visitor class made per call: each class was garbage the cyclic collector freed)
+    return {n.func.value for n in walk(c.program.entry.plain_fdef)
+            if n.__class__ is cst.Call and n.func.__class__ is cst.Name and n.func.value in params}
 
 
 def _wrap_new(fn: Callable[..., Any], kind: str, argnums: int | Sequence[int], has_aux: bool,

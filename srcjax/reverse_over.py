@@ -16,7 +16,7 @@ import libcst as cst
 from . import adjoint
 from .core import TranspileError
 from .custom import rule_role
-from .frontend.names import RenameNames, Visitor, code, names_in
+from .frontend.names import RenameNames, code, names_in, walk
 from .frontend.program import Program
 from .frontend.read import is_generated, read_function
 from .transforms import ad
@@ -41,14 +41,10 @@ def refuse_tapes_across_calls(base: Callable[..., Any], prog: Program) -> None:
     that flows through those saved values (the cotangent tape does not cross calls yet): refused,
     not a wrong answer."""
     calls: list[cst.Call] = []
-
-    class V(Visitor):
-        def visit_Call(self, n: cst.Call) -> None:
-            calls.append(n)
-
     for nf in prog.functions.values():
         if is_generated(nf.fn):  # derivative code (helpers srcjax wrote for it included)
-            V().walk(nf.plain_fdef)
+            # (a walk, not a visitor class made per call: each class was garbage the cyclic collector freed)
+            calls += [n for n in walk(nf.plain_fdef) if n.__class__ is cst.Call]
     for call in calls:
         callee = code(call.func)
         role = rule_role(prog.functions[callee].fn) if callee in prog.functions else None

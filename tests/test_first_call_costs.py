@@ -12,11 +12,15 @@ that what runs and what is shown stay the same without it.
   call specialized the whole gradient only to learn that (~3 ms).
 - The specializer binds a call that gives every parameter of an all-positional function positionally
   without ``Signature.bind`` (``lower/signatures.py``): the same mapping, and ``bind`` for every other call.
+- Writing a gradient makes no reference cycles of srcjax's own (a class per call, a nested function calling
+  itself, the reverse-mode writer and its helper-call parts holding each other): what it drops is freed at once,
+  not left to the cyclic collector, whose collections then ran more often and scanned more.
 """
 
 from __future__ import annotations
 
 import ast
+import gc
 import inspect
 import linecache
 
@@ -331,3 +335,28 @@ def test_a_call_giving_every_positional_parameter_binds_as_signature_bind_does()
     g = srcjax.jit(f)
     np.testing.assert_allclose(np.asarray(g(_X)), f(_X))  # helper(x, scale): every parameter, positionally
     np.testing.assert_allclose(np.asarray(g(_X, 4.0, shift=1.0)), f(_X, 4.0, shift=1.0))
+
+
+
+def test_writing_a_gradient_makes_no_reference_cycles_of_its_own():
+    f = _fresh_function("def f(w, x):\n    h = np.tanh(x @ w)\n    return np.sum(h * h) * 0.625\n")
+    w, x = np.linspace(0.1, 0.9, 12).reshape(4, 3), np.linspace(-1.0, 1.0, 8).reshape(2, 4)
+    gc.collect()
+    flags = gc.get_debug()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # (what a collection finds unreachable is kept in gc.garbage, to look at)
+    try:
+        g = srcjax.grad(f)
+        expected = np.asarray(g(w, x))
+        del g
+        gc.collect()
+        found = list(gc.garbage)
+    finally:
+        gc.set_debug(flags)
+        gc.garbage.clear()
+    ours = [o for o in found if (getattr(type(o), "__module__", "") or "").startswith("srcjax.transforms.")]
+    classes = [o for o in found if isinstance(o, type) and o.__module__.startswith("srcjax")]
+    nested = [o for o in found if type(o).__name__ == "function" and o.__module__.startswith("srcjax")
+              and "<locals>" in o.__qualname__]
+    assert not ours and not classes and not nested, (ours[:5], classes, [o.__qualname__ for o in nested])
+    h = np.tanh(x @ w)  # (and the gradient is the same)
+    np.testing.assert_allclose(expected, x.T @ (2 * h * (1 - h ** 2)) * 0.625, rtol=1e-12)

@@ -390,32 +390,10 @@ def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set
     made: set[str] = set()
     other: set[str] = set(params)
     sliced: list[tuple[str, str]] = []  # (name, the name it is a slice of)
-
-    def pair(target: Any, value: Any) -> None:
-        if target.__class__ is cst.Name:
-            call = value.__class__ is cst.Call and resolve(value.func) in (
-                (True, list), (True, tuple), (True, dict), (True, sorted))
-            if value.__class__ is cst.Subscript and value.value.__class__ is cst.Name and len(value.slice) == 1 \
-                    and value.slice[0].slice.__class__ is cst.Slice:
-                sliced.append((target.value, value.value.value))
-            elif value.__class__ is cst.BinaryOperation and value.operator.__class__ is cst.Add and all(
-                    v.__class__ is cst.Name or v.__class__ in _CONTAINER_DISPLAYS for v in (value.left, value.right)):
-                # (`hist = hist + (out,)`: a container if what it joins is)
-                sliced.extend((target.value, v.value) for v in (value.left, value.right) if v.__class__ is cst.Name)
-            else:
-                (made if value.__class__ in _CONTAINER_DISPLAYS or call else other).add(target.value)
-        elif target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) and \
-                len(target.elements) == len(value.elements) and \
-                not any(e.__class__ is cst.StarredElement for e in (*target.elements, *value.elements)):
-            for t, v in zip(target.elements, value.elements):
-                pair(t.value, v.value)
-        else:
-            other.update(target_names(target))
-
     for st, _ in walk_statements(body):
         if st.__class__ is cst.Assign:
             for t in st.targets:
-                pair(t.target, st.value)
+                _pair(t.target, st.value, resolve, made, other, sliced)
         else:
             other.update(_bound_names(st))
     out = made - other  # (less the slices of other names, to a fixed point)
@@ -424,6 +402,31 @@ def _container_names(body: Sequence[Any], params: set[str], resolve: Any) -> set
         if not bad & out:
             return out
         out -= bad
+
+
+def _pair(target: Any, value: Any, resolve: Any, made: set[str], other: set[str],
+          sliced: list[tuple[str, str]]) -> None:
+    """:func:`_container_names` of ``target = value`` (module-level: a nested function calling itself made a
+    reference cycle per call, which held the binding-time analysis for the cyclic collector)."""
+    if target.__class__ is cst.Name:
+        call = value.__class__ is cst.Call and resolve(value.func) in (
+            (True, list), (True, tuple), (True, dict), (True, sorted))
+        if value.__class__ is cst.Subscript and value.value.__class__ is cst.Name and len(value.slice) == 1 \
+                and value.slice[0].slice.__class__ is cst.Slice:
+            sliced.append((target.value, value.value.value))
+        elif value.__class__ is cst.BinaryOperation and value.operator.__class__ is cst.Add and all(
+                v.__class__ is cst.Name or v.__class__ in _CONTAINER_DISPLAYS for v in (value.left, value.right)):
+            # (`hist = hist + (out,)`: a container if what it joins is)
+            sliced.extend((target.value, v.value) for v in (value.left, value.right) if v.__class__ is cst.Name)
+        else:
+            (made if value.__class__ in _CONTAINER_DISPLAYS or call else other).add(target.value)
+    elif target.__class__ in (cst.Tuple, cst.List) and value.__class__ in (cst.Tuple, cst.List) and \
+            len(target.elements) == len(value.elements) and \
+            not any(e.__class__ is cst.StarredElement for e in (*target.elements, *value.elements)):
+        for t, v in zip(target.elements, value.elements):
+            _pair(t.value, v.value, resolve, made, other, sliced)
+    else:
+        other.update(target_names(target))
 
 
 def _bound_names(st: Any) -> list[str]:

@@ -25,28 +25,31 @@ __all__ = ["ends_with_return", "has_return", "push_rest", "ReturnToAssign", "sin
 
 def walk(stmts: Sequence[Any]) -> Iterable[tuple[Any, int]]:
     """(small statement or compound, loop depth) in program order, recursively."""
-    def go(ss: Sequence[Any], depth: int) -> Iterable[tuple[cst.CSTNode, int]]:
-        for s in ss:
-            if isinstance(s, cst.SimpleStatementLine):
-                for small in s.body:
-                    yield small, depth
-            elif isinstance(s, cst.If):
-                yield s, depth
-                yield from go(s.body.body, depth)
-                orelse = s.orelse
-                while orelse is not None:
-                    if isinstance(orelse, cst.If):
-                        yield orelse, depth
-                        yield from go(orelse.body.body, depth)
-                        orelse = orelse.orelse
-                    else:
-                        yield from go(orelse.body.body, depth)
-                        orelse = None
-            elif isinstance(s, (cst.For, cst.While)):
-                yield s, depth
-                yield from go(s.body.body, depth + 1)
+    return _walk(stmts, 0)
 
-    return go(stmts, 0)
+
+def _walk(ss: Sequence[Any], depth: int) -> Iterable[tuple[cst.CSTNode, int]]:
+    """:func:`walk` from ``depth`` (a module-level generator: a nested one calling itself made a reference cycle per
+    call, each left to the cyclic collector)."""
+    for s in ss:
+        if isinstance(s, cst.SimpleStatementLine):
+            for small in s.body:
+                yield small, depth
+        elif isinstance(s, cst.If):
+            yield s, depth
+            yield from _walk(s.body.body, depth)
+            orelse = s.orelse
+            while orelse is not None:
+                if isinstance(orelse, cst.If):
+                    yield orelse, depth
+                    yield from _walk(orelse.body.body, depth)
+                    orelse = orelse.orelse
+                else:
+                    yield from _walk(orelse.body.body, depth)
+                    orelse = None
+        elif isinstance(s, (cst.For, cst.While)):
+            yield s, depth
+            yield from _walk(s.body.body, depth + 1)
 
 
 def ends_with_return(stmts: Sequence[Any]) -> bool:

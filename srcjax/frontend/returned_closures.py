@@ -77,17 +77,21 @@ def _targets_call(s: cst.BaseStatement) -> tuple[list[str], cst.Call] | None:
 
 
 def _candidates(src: FunctionSource) -> bool:
-    found = False
+    v = _Candidates(src)
+    v.walk(src.fdef.body)
+    return v.found
 
-    class V(Visitor):  # (read-only: libcst's visitor rebuilt the user's body, every user function's first read)
-        def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> bool:
-            nonlocal found
+
+class _Candidates(Visitor):  # (read-only: libcst's visitor rebuilt the user's body, every user function's first read;
+    # one class, not one made per call: each was garbage the cyclic collector freed)
+    def __init__(self, src: FunctionSource) -> None:
+        self.src, self.found = src, False
+
+    def visit_SimpleStatementLine(self, n: cst.SimpleStatementLine) -> bool:
+        if not self.found:
             call = _targets_call(n)
-            found = found or (call is not None and _helper(src, call[1].func.value) is not None)  # type: ignore[attr-defined]
-            return False
-
-    V().walk(src.fdef.body)
-    return found
+            self.found = call is not None and _helper(self.src, call[1].func.value) is not None  # type: ignore[attr-defined]
+        return False
 
 
 def _helper(src: FunctionSource, name: str) -> types.FunctionType | None:

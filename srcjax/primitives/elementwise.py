@@ -28,6 +28,9 @@ def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, 
         keys: tuple[Any, ...] = tuple(a.dtype for a in avals)
     else:
         keys = tuple(weak_key(a) for a in avals)
+    found = _LOOPS.get((ufunc, keys))
+    if found is not None:
+        return found
     try:
         loop = ufunc.resolve_dtypes(keys + (None,) * ufunc.nout)
     except (TypeError, np.exceptions.DTypePromotionError) as e:
@@ -35,7 +38,14 @@ def resolve(ufunc: np.ufunc, avals: list[ShapedArray]) -> tuple[tuple[np.dtype, 
         raise DTypeError(f"np.{ufunc.__name__} does not support operands of dtype {names}",
                          hint="NumPy refuses these too: convert an operand first (x.astype(np.int32) for bitwise "
                               "functions and shifts, np.real/np.abs for complex values)") from e
-    return tuple(loop[: ufunc.nin]), loop[ufunc.nin]
+    found = _LOOPS[(ufunc, keys)] = (tuple(loop[: ufunc.nin]), loop[ufunc.nin])
+    return found
+
+
+_LOOPS: dict[tuple[np.ufunc, tuple[Any, ...]], tuple[tuple[np.dtype, ...], np.dtype]] = {}
+"""(ufunc, its operands' keys) -> :func:`resolve`'s loop: NumPy's resolution (~10 us a call) asked once per key
+(an elementwise primitive resolves at its abstract evaluation and again at its lowering; a first gradient of an MLP,
+~40 times for a handful of keys). Refusals are not kept: asked again, NumPy refuses again."""
 
 
 def _lift(b: FuncBuilder, x: HloValue, dtype: np.dtype, shape: tuple[int, ...]) -> HloValue:

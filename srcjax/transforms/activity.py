@@ -466,22 +466,22 @@ class Activity:
 def _per_element(s: cst.CSTNode) -> list[tuple[list[str], list[str]]]:
     """``(a, (b, c)) = (x, y)``: (targets, sources) per element of a tuple unpacked from a tuple literal
     (``(x,), (t,) = primals, tangents`` in a custom_jvp rule: ``x`` is not a tangent); [] otherwise."""
-    if not (isinstance(s, cst.Assign) and len(s.targets) == 1):
-        return []
-    pairs: list[tuple[list[str], list[str]]] = []
+    pairs: list[tuple[list[str], list[str]]] = []  # (False from _split: an element is not a name)
+    return pairs if isinstance(s, cst.Assign) and len(s.targets) == 1 and \
+        _split(s.targets[0].target, s.value, pairs) and len(pairs) > 1 else []
 
-    def split(target: cst.BaseExpression, value: cst.BaseExpression) -> bool:
-        if (type(target) is cst.Tuple or type(target) is cst.List) and \
-                (type(value) is cst.Tuple or type(value) is cst.List) and \
-                len(target.elements) == len(value.elements) and \
-                not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
-            return all(split(t.value, v.value) for t, v in zip(target.elements, value.elements))
-        if type(value) is not cst.Name:  # (exact types, as in unique_keys)
-            return False
-        pairs.append((target_names(target), [value.value]))
-        return True
 
-    return pairs if split(s.targets[0].target, s.value) and len(pairs) > 1 else []
+def _split(target: cst.BaseExpression, value: cst.BaseExpression, pairs: list[tuple[list[str], list[str]]]) -> bool:
+    """:func:`_per_element`'s pairs added to ``pairs`` (module-level: nested, a reference cycle per call)."""
+    if (type(target) is cst.Tuple or type(target) is cst.List) and \
+            (type(value) is cst.Tuple or type(value) is cst.List) and \
+            len(target.elements) == len(value.elements) and \
+            not any(type(e) is cst.StarredElement for e in (*target.elements, *value.elements)):
+        return all(_split(t.value, v.value, pairs) for t, v in zip(target.elements, value.elements))
+    if type(value) is not cst.Name:  # (exact types, as in unique_keys)
+        return False
+    pairs.append((target_names(target), [value.value]))
+    return True
 
 
 def hoisted_body(program: Program, nf: NormalizedFunction, active_params: Sequence[str], body: list[Any],

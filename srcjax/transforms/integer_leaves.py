@@ -59,18 +59,6 @@ def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]
     target of a loop over ``iter``), ``("item", value, k)`` (position ``k`` of what ``value`` holds: ``n, s =
     carry``), or None (anything: a parameter, a starred or annotated target)."""
     binds: dict[str, list[Any]] = {p: [None] for p in params}
-
-    def bind(target: cst.BaseExpression, value: Any) -> None:
-        if isinstance(target, cst.Name):
-            binds.setdefault(target.value, []).append(value)
-        elif isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
-                                                                   for e in target.elements):
-            for k, e in enumerate(target.elements):  # `n, s = carry`: position k of what carry holds
-                bind(e.value, ("item", value, k) if value is not None else None)
-        else:
-            for n in target_names(target):
-                binds.setdefault(n, []).append(None)
-
     statements = [st for st, _ in walk(body)]
     pushed = _tape_pushes(statements)
     for st in statements:
@@ -82,16 +70,30 @@ def bindings(body: Sequence[Any], params: Sequence[str]) -> dict[str, list[Any]]
                         if n not in restored:
                             binds.setdefault(n, []).append(None)
                     continue
-                bind(t.target, st.value)
+                _bind(binds, t.target, st.value)
         elif isinstance(st, cst.For):
-            bind(st.target, ("for", st.iter) if isinstance(st.target, cst.Name) else None)
+            _bind(binds, st.target, ("for", st.iter) if isinstance(st.target, cst.Name) else None)
         elif isinstance(st, cst.AugAssign) and isinstance(st.target, cst.Name):
-            bind(st.target, cst.BinaryOperation(st.target, cst.Add(), st.value)
-                 if isinstance(st.operator, cst.AddAssign) else None)
+            _bind(binds, st.target, cst.BinaryOperation(st.target, cst.Add(), st.value)
+                  if isinstance(st.operator, cst.AddAssign) else None)
         elif isinstance(st, (cst.AnnAssign, cst.AugAssign)):
             for n in target_names(st.target):
                 binds.setdefault(n, []).append(None)
     return binds
+
+
+def _bind(binds: dict[str, list[Any]], target: cst.BaseExpression, value: Any) -> None:
+    """:func:`bindings`' entries of ``target = value`` (module-level: a nested function calling itself made a
+    reference cycle per call, left to the cyclic collector)."""
+    if isinstance(target, cst.Name):
+        binds.setdefault(target.value, []).append(value)
+    elif isinstance(target, (cst.Tuple, cst.List)) and not any(isinstance(e, cst.StarredElement)
+                                                               for e in target.elements):
+        for k, e in enumerate(target.elements):  # `n, s = carry`: position k of what carry holds
+            _bind(binds, e.value, ("item", value, k) if value is not None else None)
+    else:
+        for n in target_names(target):
+            binds.setdefault(n, []).append(None)
 
 
 def sometimes_integers(body: Sequence[Any]) -> set[str]:
@@ -150,37 +152,45 @@ def _restored(target: Any, value: Any, pushed: dict[str, set[tuple[int, int, str
 def integers(binds: dict[str, list[Any]]) -> set[str]:
     """The names of ``binds`` (:func:`bindings`) bound only to Python integers: the largest set closed under
     the module docstring's rules."""
-    ints = set(binds)
+    return _Integers(binds).closed()
 
-    def ranged(e: Any, seen: frozenset[str] = frozenset()) -> bool:
+
+class _Integers:
+    """:func:`integers`' rules over ``binds``, ``ints`` the names still taken to be integers. (Methods, not nested
+    functions calling each other: those made a reference cycle per call, left to the cyclic collector.)"""
+
+    def __init__(self, binds: dict[str, list[Any]]) -> None:
+        self.binds, self.ints = binds, set(binds)
+
+    def ranged(self, e: Any, seen: frozenset[str] = frozenset()) -> bool:
         """``range(...)``, ``reversed(range(...))``, or a name bound only to such (or to names in ``seen``, those
         being asked about: ``a = b; b = a`` in a loop)."""
         if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value in ("range", "reversed"):
-            return e.func.value == "range" or len(e.args) == 1 and ranged(e.args[0].value, seen)
+            return e.func.value == "range" or len(e.args) == 1 and self.ranged(e.args[0].value, seen)
         if isinstance(e, cst.Name) and e.value in seen:
             return True
-        return isinstance(e, cst.Name) and bool(binds.get(e.value)) and all(
-            isinstance(b, cst.BaseExpression) and ranged(b, seen | {e.value}) for b in binds[e.value])
+        return isinstance(e, cst.Name) and bool(self.binds.get(e.value)) and all(
+            isinstance(b, cst.BaseExpression) and self.ranged(b, seen | {e.value}) for b in self.binds[e.value])
 
-    def element(value: Any, key: Any, seen: frozenset[str]) -> list[Any] | None:
+    def element(self, value: Any, key: Any, seen: frozenset[str]) -> list[Any] | None:
         """What position/key ``key`` of ``value`` is bound to, over every binding; None: not known."""
         if isinstance(value, cst.Name):
-            if value.value in seen or not binds.get(value.value):
+            if value.value in seen or not self.binds.get(value.value):
                 return None if value.value not in seen else []
             out: list[Any] = []
-            for b in binds[value.value]:
-                got = element(b, key, seen | {value.value})
+            for b in self.binds[value.value]:
+                got = self.element(b, key, seen | {value.value})
                 if got is None:
                     return None
                 out += got
             return out
         if isinstance(value, tuple) and value[0] == "item":  # (`carry, y = step`: an element of an element)
-            outer = element(value[1], value[2], seen)
+            outer = self.element(value[1], value[2], seen)
             if outer is None:
                 return None
             out = []
             for e in outer:
-                got = element(e, key, seen)
+                got = self.element(e, key, seen)
                 if got is None:
                     return None
                 out += got
@@ -197,50 +207,52 @@ def integers(binds: dict[str, list[Any]]) -> set[str]:
             return None
         return None
 
-    def integral(b: Any, seen: frozenset[Any] = frozenset()) -> bool:
+    def integral(self, b: Any, seen: frozenset[Any] = frozenset()) -> bool:
         """Whether ``b`` is an integer, the elements in ``seen`` (asked about further up: ``c = (c[0] + 1, s)``)
         taken to be (the largest set)."""
         if isinstance(b, tuple):
             if b[0] == "for":
-                return ranged(b[1])
-            return id(b) in seen or _all_integral(element(b[1], b[2], frozenset()), seen | {id(b)})
+                return self.ranged(b[1])
+            return id(b) in seen or self._all_integral(self.element(b[1], b[2], frozenset()), seen | {id(b)})
         kind = type(b)  # (exact types: libcst has no subclasses of these; isinstance on one goes through ABCMeta)
         if kind is cst.Integer:
             return True
         if kind is cst.Name:
-            return b.value in ints  # type: ignore[no-any-return]
+            return b.value in self.ints  # type: ignore[no-any-return]
         if kind is cst.UnaryOperation and type(b.operator) is cst.Minus:
-            return integral(b.expression, seen)
+            return self.integral(b.expression, seen)
         if kind is cst.BinaryOperation and type(b.operator) in _INT_OPS:
-            return integral(b.left, seen) and integral(b.right, seen)
+            return self.integral(b.left, seen) and self.integral(b.right, seen)
         if kind is cst.Subscript and len(b.slice) == 1 and type(b.slice[0].slice) is cst.Index:
             k = b.slice[0].slice.value  # `carry[0]`, `c["n"]`
             key = int(k.value) if isinstance(k, cst.Integer) else \
                 k.evaluated_value if isinstance(k, cst.SimpleString) else None
             return id(b) in seen or key is not None and \
-                _all_integral(element(b.value, key, frozenset()), seen | {id(b)})
+                self._all_integral(self.element(b.value, key, frozenset()), seen | {id(b)})
         if kind is cst.Call and code(b.func) == "np.asarray" and len(b.args) == 2 and \
                 b.args[1].keyword is not None and b.args[1].keyword.value == "dtype":
             # (a scan's start, typed as its carry)
-            return integral(b.args[0].value, seen) and int_dtype(b.args[1].value, seen)
+            return self.integral(b.args[0].value, seen) and self.int_dtype(b.args[1].value, seen)
         return kind is cst.Call and type(b.func) is cst.Name and b.func.value == "len"  # type: ignore[no-any-return]
 
-    def _all_integral(got: list[Any] | None, seen: frozenset[Any]) -> bool:
-        return got is not None and all(integral(e, seen) for e in got)
+    def _all_integral(self, got: list[Any] | None, seen: frozenset[Any]) -> bool:
+        return got is not None and all(self.integral(e, seen) for e in got)
 
-    def int_dtype(d: Any, seen: frozenset[Any] = frozenset()) -> bool:
+    def int_dtype(self, d: Any, seen: frozenset[Any] = frozenset()) -> bool:
         """Whether ``d`` is ``np.result_type`` of integers (or a name bound only to such, or to names in ``seen``)."""
         if isinstance(d, cst.Name):
-            return d.value in seen or bool(binds.get(d.value)) and all(int_dtype(b, seen | {d.value})
-                                                                      for b in binds[d.value])
+            return d.value in seen or bool(self.binds.get(d.value)) and all(
+                self.int_dtype(b, seen | {d.value}) for b in self.binds[d.value])
         return isinstance(d, cst.Call) and code(d.func) == "np.result_type" and bool(d.args) and \
-            all(a.keyword is None and a.star == "" and integral(a.value, seen) for a in d.args)
+            all(a.keyword is None and a.star == "" and self.integral(a.value, seen) for a in d.args)
 
-    changed = True
-    while changed:  # the largest set closed under the rules (a counter reads itself)
-        changed = False
-        for n in list(ints):
-            if not all(b is not None and integral(b) for b in binds[n]):
-                ints.discard(n)
-                changed = True
-    return ints
+    def closed(self) -> set[str]:
+        binds, ints, integral = self.binds, self.ints, self.integral
+        changed = True
+        while changed:  # the largest set closed under the rules (a counter reads itself)
+            changed = False
+            for n in list(ints):
+                if not all(b is not None and integral(b) for b in binds[n]):
+                    ints.discard(n)
+                    changed = True
+        return ints

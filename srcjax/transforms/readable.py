@@ -563,15 +563,6 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
     tree = parse(text)
     t = _Text(text)
     edits: list[tuple[int, int, str]] = []
-
-    def go(node: ast.AST, need: int) -> None:
-        new = _tidy(node, t)
-        if new is not None:
-            edits.append(_replace(node, new, need, t))
-            return
-        for child, child_need in _children(node):
-            go(child, child_need)
-
     if has_fstring(text) and any(isinstance(st, ast.JoinedStr) for st in walked(tree)):
         return text
     for st in (n for f in tree.body if isinstance(f, ast.FunctionDef) and not _control_flow(f) for n in statements(f)):
@@ -579,8 +570,19 @@ def tidy(text: str, keep: frozenset[str] = frozenset()) -> str:
             for field, need in (("value", 0), ("test", 1), ("msg", 1)):
                 v = getattr(st, field, None)
                 if isinstance(v, ast.expr):
-                    go(v, need)
+                    _tidy_under(v, need, t, edits)
     return t.render(0, len(text), edits) if edits else text
+
+
+def _tidy_under(node: ast.AST, need: int, t: _Text, edits: list[tuple[int, int, str]]) -> None:
+    """:func:`tidy`'s edits of ``node`` (its place needs precedence ``need``) added to ``edits``. (Module-level, as
+    :func:`_text_under`: a nested function calling itself made a reference cycle per call, left to the collector.)"""
+    new = _tidy(node, t)
+    if new is not None:
+        edits.append(_replace(node, new, need, t))
+        return
+    for child, child_need in _children(node):
+        _tidy_under(child, child_need, t, edits)
 
 
 def _binds_user_name(st: ast.stmt, keep: frozenset[str]) -> bool:
@@ -702,23 +704,26 @@ def _text(node: ast.AST, t: _Text, instead: dict[ast.AST, ast.expr] | None = Non
     as the expression it maps to)."""
     s, e = t.span(node)
     edits: list[tuple[int, int, str]] = []
-
-    def go(n: ast.AST, need: int) -> None:
-        if instead and n in instead:
-            edits.append(_replace(n, (_text(instead[n], t), _prec(instead[n])), need, t))
-            return
-        # (a node holding one of ``instead`` is not tidied as a whole: _tidy reads the original
-        # factors, and would write ``-0.5 * a * 2`` as ``-1.0 * a`` where ``-0.5`` is to be ``0.5``)
-        new = None if instead and any(m in instead for m in ast.walk(n)) else _tidy(n, t)
-        if new is not None:
-            edits.append(_replace(n, new, need, t))
-            return
-        for child, child_need in _children(n):
-            go(child, child_need)
-
     for child, need in _children(node):
-        go(child, need)
+        _text_under(child, need, t, instead, edits)
     return t.render(s, e, edits)
+
+
+def _text_under(n: ast.AST, need: int, t: _Text, instead: dict[ast.AST, ast.expr] | None,
+                edits: list[tuple[int, int, str]]) -> None:
+    """:func:`_text`'s edits of ``n`` (its place needs precedence ``need``) added to ``edits``. (Module-level: a
+    nested function calling itself made a reference cycle per call, left to the cyclic collector.)"""
+    if instead and n in instead:
+        edits.append(_replace(n, (_text(instead[n], t), _prec(instead[n])), need, t))
+        return
+    # (a node holding one of ``instead`` is not tidied as a whole: _tidy reads the original
+    # factors, and would write ``-0.5 * a * 2`` as ``-1.0 * a`` where ``-0.5`` is to be ``0.5``)
+    new = None if instead and any(m in instead for m in ast.walk(n)) else _tidy(n, t)
+    if new is not None:
+        edits.append(_replace(n, new, need, t))
+        return
+    for child, child_need in _children(n):
+        _text_under(child, child_need, t, instead, edits)
 
 
 def _replace(node: ast.AST, new: tuple[str, int], need: int, t: _Text) -> tuple[int, int, str]:

@@ -24,6 +24,7 @@ a derivative tape's elements that every pop gives a zero (:class:`TapeZeros`): n
 from __future__ import annotations
 
 import ast
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -224,7 +225,8 @@ class CallParts:
     writer seeds it then (``grad(has_aux=True)`` seeds only the output) and the writer's own pattern."""
 
     def __init__(self, v: VJP) -> None:
-        self.v = v
+        self.v = weakref.proxy(v)  # (the writer holds this: a strong reference back made a cycle of every writer,
+        # its analyses and their trees, left to the cyclic collector)
         self.by_op: dict[int, Parts | None] | None = None
         self.live: set[str] | None = None  # (the names whose cotangent may be nonzero; None: any name's may)
 
