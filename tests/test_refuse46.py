@@ -1,0 +1,111 @@
+"""What jax runs and srcjax refused or got wrong (refuse46), against jax (tests/twins.py), the user's
+function run by NumPy and finite differences: properties of NamedTuple and dataclass arguments under jit,
+grad, jvp, hessian and vmap (the getter read as a helper: under vmap it had run on the batched fields, a
+silent wrong answer, and jvp had taken the property of the tangent)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import types
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import numpy as np
+
+import srcjax
+
+from . import refuse46_programs as rp
+from .corpus_harness import twin_namespace
+from .twins import JAX, jitted
+
+jax.config.update("jax_enable_x64", True)
+sys.modules["refuse46_programs_twin"] = types.ModuleType("refuse46_programs_twin")  # (dataclasses look it up)
+TWIN = twin_namespace(rp, jax.numpy)  # (the module's text with np as jax.numpy: its classes' twins too)
+for _cls in (TWIN["Particle"], rp.Particle):  # (jax's transformations take the test's Particle, its twin inside)
+    jax.tree_util.register_dataclass(_cls, data_fields=["pos", "vel"], meta_fields=[])
+
+
+def close(got: Any, want: Any, what: str, rtol: float = 1e-7) -> None:
+    gl, wl = jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    assert len(gl) == len(wl), f"{what}: {got} != {want}"
+    for g, w in zip(gl, wl):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=rtol, atol=1e-10, err_msg=what)
+
+
+def twin(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn``'s jax twin, taking srcjax's arguments (a NamedTuple or dataclass of the module: its twin's)."""
+    def to_twin(v: Any) -> Any:
+        cls = TWIN.get(type(v).__name__)
+        if isinstance(v, tuple) and not hasattr(v, "_fields"):
+            return tuple(to_twin(u) for u in v)
+        return cls(*(to_twin(getattr(v, f)) for f in _fields(v))) if cls is not None and cls is not type(v) else v
+    return lambda *args: TWIN[fn.__name__](*(to_twin(a) for a in args))
+
+
+def _fields(v: Any) -> tuple[str, ...]:
+    return tuple(getattr(v, "_fields", ())) or tuple(f.name for f in dataclasses.fields(v))
+
+
+def check(fn: Callable[..., Any], args: tuple[Any, ...], batched: tuple[Any, ...] | None = None,
+          transforms: tuple[str, ...] = ("jit", "grad", "jvp", "hessian", "vmap")) -> None:
+    """``fn`` under each transformation against jax's (and, compiled, against NumPy running ``fn``)."""
+    tw = twin(fn)
+    for t in transforms:
+        if t == "jit":
+            close(srcjax.jit(fn)(*args), fn(*args), "jit vs NumPy")
+            close(srcjax.jit(fn)(*args), jitted(tw)(*args), "jit vs jax")
+        elif t == "grad":
+            close(srcjax.grad(fn)(*args), JAX.grad(tw)(*args), "grad")
+        elif t == "hessian":
+            close(srcjax.hessian(fn)(*args), JAX.hessian(tw)(*args), "hessian")
+        elif t == "jvp":
+            tangents = jax.tree_util.tree_map(lambda v: np.cos(3.0 * v), args)
+            close(srcjax.jvp(fn, args, tangents), JAX.jvp(tw, args, tangents), "jvp")
+        elif t == "vmap":
+            assert batched is not None
+            close(srcjax.vmap(fn)(*batched), JAX.vmap(tw)(*batched), "vmap")
+            close(srcjax.vmap(srcjax.grad(fn))(*batched), JAX.vmap(JAX.grad(tw))(*batched), "vmap(grad)")
+
+
+R = np.random.default_rng(46)
+
+
+def n(*shape: int) -> np.ndarray:
+    return R.standard_normal(shape)
+
+
+# -- 1. properties of NamedTuple and dataclass arguments --------------------------------------------------------
+
+def test_property_of_a_namedtuple_argument_two_classes_define_it() -> None:
+    """``b.energy``: Body and Particle both define it: read by the object's class (was an internal error under
+    every transformation: the getter ran on the specializer's values)."""
+    check(rp.body_weighted, (rp.Body(n(3), n(3)),), (rp.Body(n(4, 3), n(4, 3)),))
+
+
+def test_property_of_a_dataclass_argument() -> None:
+    """Particle's property and cached_property: vmap and jvp had been silently wrong (the getter summed over
+    the batch; jvp took the property of the tangent), grad refused with a TypeError from the getter."""
+    check(rp.particle_weighted, (rp.Particle(n(3), n(3)),), (rp.Particle(n(4, 3), n(4, 3)),))
+
+
+def test_property_of_one_class_as_a_call_of_its_getter() -> None:
+    check(rp.body_momentum, (rp.Body(n(2, 3), n(2, 3)),), (rp.Body(n(4, 2, 3), n(4, 2, 3)),))
+    assert "Body_momentum(b)" in srcjax.source(rp.body_momentum)
+
+
+def test_properties_read_by_a_method_and_by_each_other() -> None:
+    g, x = rp.Gauss(n(3), 0.3 * n(3)), n(3)
+    check(rp.gauss_nll, (g, x), transforms=("jit", "grad", "jvp", "hessian"))
+    gs, xs = rp.Gauss(n(4, 3), 0.3 * n(4, 3)), n(4, 3)
+    close(srcjax.vmap(rp.gauss_nll)(gs, xs), JAX.vmap(twin(rp.gauss_nll))(gs, xs), "vmap")
+
+
+def test_property_of_an_object_built_in_the_function() -> None:
+    check(rp.body_made, (n(3),), (n(4, 3),))
+
+
+def test_property_of_an_item_of_a_tuple_argument() -> None:
+    s = (rp.Body(n(3), n(3)), rp.Body(n(3), n(3)))
+    check(rp.body_nested, (s,), transforms=("jit", "grad", "jvp"))
