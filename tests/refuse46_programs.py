@@ -76,3 +76,23 @@ def body_made(x):
 
 def body_nested(s):
     return np.sum(s[0].energy * s[1].pos)
+
+
+def lambda_default(x):
+    f = lambda v, k=3: v ** k  # noqa: E731
+    return np.sum(f(x) + f(x, 2) + f(x, k=1))
+
+
+def lambda_default_local(x):
+    c = np.sum(np.sin(x))
+    f = lambda v, s=c: v * s  # noqa: E731
+    c = 2.0 * c  # (the default is the value `c` had at the lambda)
+    return np.sum(f(x)) + c
+
+
+def lambda_default_in_loop(x):
+    acc = 0.0
+    for k in range(1, 4):
+        g = lambda v, k=k: np.tanh(v * k)  # noqa: E731
+        acc = acc + np.sum(g(x))
+    return acc

@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import numpy as np
+import pytest
 
 import srcjax
 
@@ -109,3 +110,13 @@ def test_property_of_an_object_built_in_the_function() -> None:
 def test_property_of_an_item_of_a_tuple_argument() -> None:
     s = (rp.Body(n(3), n(3)), rp.Body(n(3), n(3)))
     check(rp.body_nested, (s,), transforms=("jit", "grad", "jvp"))
+
+
+# -- 2. lambdas with defaults bound to a name ------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [rp.lambda_default, rp.lambda_default_local, rp.lambda_default_in_loop],
+                         ids=lambda f: f.__name__)
+def test_lambda_with_a_default(fn: Callable[..., Any]) -> None:
+    """Refused before ("nested functions with defaults"), under jit too: the lambda is the nested ``def`` with
+    its defaults kept in names where it is made (frontend/named_lambdas.py, nested_defaults.py)."""
+    check(fn, (n(3),), (n(4, 3),))

@@ -969,8 +969,6 @@ def test_property_of_a_namedtuple_argument() -> None:
     agree(srcjax.vmap(weighted_by_energy)(b), loop(weighted_by_energy, (b,), Body(0, 0), 3), what="property")
 
 
-@pytest.mark.xfail(strict=False, reason="a nested lambda with a default parameter is refused by the front end "
-                   "(\"nested functions with defaults ... is not supported\"), under jit too")
 def test_nested_lambda_with_a_default() -> None:
     check_vmap(lambda_with_default, (r(3, 2),), n=3)
 
