@@ -5,9 +5,9 @@ example_libraries' idiom) is the nested function ``def loss(w): return np.mean((
 parameters, the same closure (both read the enclosing function's locals when called), so the normalizer and
 the transformations take it as they take a nested ``def`` (it was "cannot transform <function loss>: it is of
 type LocalFunction" under jit, "cannot differentiate through the nested function `loss`" under grad). Only a
-statement of its own (``name = lambda ...:`` alone on its line, positional parameters, with defaults or not) whose name has no other
-binding in the function is rewritten; anything else is left as it is. Positions stay the user's
-(:class:`.read.Located`).
+statement of its own (``name = lambda ...:`` alone on its line, positional parameters, with defaults or not)
+whose name has no other binding in the function is rewritten; anything else is left as it is. Positions stay the
+user's (:class:`.read.Located`).
 """
 
 from __future__ import annotations
