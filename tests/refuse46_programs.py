@@ -96,3 +96,98 @@ def lambda_default_in_loop(x):
         g = lambda v, k=k: np.tanh(v * k)  # noqa: E731
         acc = acc + np.sum(g(x))
     return acc
+
+
+def history_insert_front(x):
+    hist = []
+    v = x
+    for _ in range(3):
+        v = np.sin(v) + 0.5 * v
+        hist.insert(0, v)
+    return np.sum(hist[0] + 2.0 * hist[1] + 3.0 * hist[2])
+
+
+def history_slice_front(x):
+    hist = [x]
+    v = x
+    for _ in range(3):
+        v = np.cos(v) * v
+        hist[:0] = [v, 2.0 * v]
+    return np.sum(hist[0] * hist[1] + hist[-1] + 0.5 * hist[3])
+
+
+def history_window_pop_front(x):
+    hist = []
+    v = x
+    for _ in range(5):
+        v = np.tanh(v) + 0.3 * v
+        hist.append(v)
+        if len(hist) > 2:
+            hist.pop(0)
+    return np.sum(hist[0] * 2.0 + hist[1])
+
+
+def history_pop_values(x):
+    queue = [x, 2.0 * x, np.sin(x), x ** 2]
+    first = queue.pop(0)
+    middle = queue.pop(1)
+    last = queue.pop(-1)
+    return np.sum(first * middle + last * queue[0] + len(queue))
+
+
+def lbfgs_limited_memory(w0):
+    """L-BFGS with a memory of 2 (`s_hist.pop(0)` once it is full) on a smooth convex function."""
+    s_hist, y_hist = [], []
+    w = w0
+    g = 2.0 * w + np.sin(w)
+    for _ in range(4):
+        q = g
+        alphas = []
+        for s, y in zip(reversed(s_hist), reversed(y_hist)):
+            a = np.dot(s, q) / np.dot(y, s)
+            q = q - a * y
+            alphas.append(a)
+        for (s, y), a in zip(zip(s_hist, y_hist), reversed(alphas)):
+            b = np.dot(y, q) / np.dot(y, s)
+            q = q + (a - b) * s
+        w_new = w - 0.3 * q
+        g_new = 2.0 * w_new + np.sin(w_new)
+        s_hist.append(w_new - w)
+        y_hist.append(g_new - g)
+        if len(s_hist) > 2:
+            s_hist.pop(0)
+            y_hist.pop(0)
+        w, g = w_new, g_new
+    return np.sum(w ** 2 - np.cos(w))
+
+
+def lbfgs_two_loop(w0):
+    """L-BFGS's two-loop recursion (both loops) with the histories kept whole."""
+    s_hist, y_hist = [], []
+    w = w0
+    g = 2.0 * w + np.sin(w)
+    for _ in range(3):
+        q = g
+        alphas = []
+        for s, y in zip(reversed(s_hist), reversed(y_hist)):
+            a = np.dot(s, q) / np.dot(y, s)
+            q = q - a * y
+            alphas.append(a)
+        for (s, y), a in zip(zip(s_hist, y_hist), reversed(alphas)):
+            b = np.dot(y, q) / np.dot(y, s)
+            q = q + (a - b) * s
+        w_new = w - 0.3 * q
+        g_new = 2.0 * w_new + np.sin(w_new)
+        s_hist.append(w_new - w)
+        y_hist.append(g_new - g)
+        w, g = w_new, g_new
+    return np.sum(w ** 2 - np.cos(w))
+
+
+def zip_taken_whole(x):
+    xs = [x, np.sin(x), 2.0 * x]
+    ys = [np.cos(x), x, x ** 2]
+    acc = 0.0
+    for pair, z in zip(zip(xs, ys), xs):
+        acc = acc + np.sum(pair[0] * pair[1] * z)
+    return acc

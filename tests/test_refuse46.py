@@ -50,7 +50,7 @@ def _fields(v: Any) -> tuple[str, ...]:
 
 
 def check(fn: Callable[..., Any], args: tuple[Any, ...], batched: tuple[Any, ...] | None = None,
-          transforms: tuple[str, ...] = ("jit", "grad", "jvp", "hessian", "vmap")) -> None:
+          transforms: tuple[str, ...] = ("jit", "grad", "jvp", "hessian", "vmap", "vmap(grad)")) -> None:
     """``fn`` under each transformation against jax's (and, compiled, against NumPy running ``fn``)."""
     tw = twin(fn)
     for t in transforms:
@@ -67,6 +67,8 @@ def check(fn: Callable[..., Any], args: tuple[Any, ...], batched: tuple[Any, ...
         elif t == "vmap":
             assert batched is not None
             close(srcjax.vmap(fn)(*batched), JAX.vmap(tw)(*batched), "vmap")
+        elif t == "vmap(grad)":
+            assert batched is not None
             close(srcjax.vmap(srcjax.grad(fn))(*batched), JAX.vmap(JAX.grad(tw))(*batched), "vmap(grad)")
 
 
@@ -120,3 +122,51 @@ def test_lambda_with_a_default(fn: Callable[..., Any]) -> None:
     """Refused before ("nested functions with defaults"), under jit too: the lambda is the nested ``def`` with
     its defaults kept in names where it is made (frontend/named_lambdas.py, nested_defaults.py)."""
     check(fn, (n(3),), (n(4, 3),))
+
+
+# -- 3. history lists changed at the front ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", [rp.history_insert_front, rp.history_slice_front, rp.history_window_pop_front,
+                                rp.history_pop_values, rp.lbfgs_limited_memory], ids=lambda f: f.__name__)
+def test_history_changed_at_the_front(fn: Callable[..., Any]) -> None:
+    """``hist.pop(0)``, ``v = q.pop(2)`` (a literal place) and ``hist[:0] = [v]``: refused under derivatives and
+    vmap ("cannot differentiate through `hist.pop(0)`"), ``hist[:0] = ...`` under jit too; read as slices and
+    appends (frontend/list_methods.py), as ``hist.insert(0, v)`` was."""
+    check(fn, (0.5 * n(3),), (0.5 * n(4, 3),), transforms=_HISTORY_TRANSFORMS.get(fn.__name__, _ALL))
+
+
+_ALL = ("jit", "grad", "jvp", "hessian", "vmap", "vmap(grad)")
+_HISTORY_TRANSFORMS = {
+    # vmap(grad) of `hist = hist[1:]` under a static `if len(hist) > 2:` in a loop is refused ("reverse mode through
+    # a loop inside an `if` on array data": the popped flag shares a tape row with batched values), as it was
+    # written by hand before refuse46 (`test_vmap_of_grad_of_a_window_is_a_known_refusal`)
+    "history_window_pop_front": _ALL[:-1],
+    # vmap(grad): "a list holding batched and unbatched values is used as a whole" (the histories hold the batched
+    # steps beside the unbatched first ones' zeros; hunt26's lbfgs_sliced, a known refusal there)
+    "lbfgs_limited_memory": _ALL[:-1]}
+
+
+def test_vmap_of_grad_of_a_window_is_a_known_refusal() -> None:
+    with pytest.raises(srcjax.TranspileError, match="inside an `if` on array data"):
+        srcjax.vmap(srcjax.grad(rp.history_window_pop_front))(n(4, 3))
+
+
+# -- 4. forward over reverse through loops over views of history lists ---------------------------------------------
+
+@pytest.mark.parametrize("fn", [rp.lbfgs_two_loop], ids=lambda f: f.__name__)
+def test_hessian_through_loops_over_reversed_histories(fn: Callable[..., Any]) -> None:
+    """reverse mode saves ``loop_items = list(zip(reversed(s_hist), reversed(y_hist)))`` for its backward loop;
+    forward mode over it (hessian, jacrev(grad)) refused the ``list(...)`` of active lists; it is read as the loop of
+    appends that builds it (transforms/view_lists.py), each part of a nested zip unpacked."""
+    check(fn, (0.5 * n(3),), (0.5 * n(4, 3),))
+    close(srcjax.jacrev(srcjax.grad(fn))(0.5 * np.ones(3)), JAX.hessian(twin(fn))(0.5 * np.ones(3)), "jacrev(grad)")
+
+
+def test_a_zip_item_taken_whole_is_refused_not_wrong() -> None:
+    """``for pair, z in zip(zip(xs, ys), zs)``: the derivative took ``pair`` for a constant (a silently wrong grad,
+    jvp and hessian); refused at the loop until loop_sources follows a tuple item taken whole."""
+    for t in (srcjax.grad, srcjax.hessian):
+        with pytest.raises(srcjax.TranspileError, match="taken whole") as ei:
+            t(rp.zip_taken_whole)(n(3))
+        assert "refuse46_programs.py" in str(ei.value)
+    close(srcjax.jit(rp.zip_taken_whole)(np.ones(3)), rp.zip_taken_whole(np.ones(3)), "jit")
