@@ -191,3 +191,28 @@ def zip_taken_whole(x):
     for pair, z in zip(zip(xs, ys), xs):
         acc = acc + np.sum(pair[0] * pair[1] * z)
     return acc
+
+
+def loop_names_reused(x, cs):
+    t = 0.0
+    for c in cs:
+        t = t + c * np.sum(x)
+    if np.sum(x) > 0:
+        for c in (1.0, 2.0, 3.0):
+            if c == 2.0:
+                continue
+            t = t + c * np.sum(x ** 2)
+    return t
+
+
+def loop_names_reused_nested(x):
+    acc = 0.0
+    for k in range(3):
+        acc = acc + np.sum(x[k] * x)
+    for row in x:
+        if np.sum(row) > 0.0:
+            for k in (0.5, 1.5):
+                if k > 1.0:
+                    continue
+                acc = acc + k * np.sum(row ** 2)
+    return acc

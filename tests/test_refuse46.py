@@ -170,3 +170,19 @@ def test_a_zip_item_taken_whole_is_refused_not_wrong() -> None:
             t(rp.zip_taken_whole)(n(3))
         assert "refuse46_programs.py" in str(ei.value)
     close(srcjax.jit(rp.zip_taken_whole)(np.ones(3)), rp.zip_taken_whole(np.ones(3)), "jit")
+
+
+# -- 6. a loop target name reused by a later loop under an `if` on data ---------------------------------------------
+
+def test_a_loop_name_reused_under_a_test_on_data() -> None:
+    """``for c in cs`` (data: numbers of a tuple argument) then ``for c in (1.0, 2.0, 3.0)`` with ``if c == 2.0:
+    continue`` under an ``if`` on data: the binding-time analysis gave ``c`` one kind, data, and refused the
+    ``continue`` in every mode; each later loop's name is its own now (frontend/loop_targets.py)."""
+    x, cs = 0.5 * np.abs(n(3)), (1.0, 2.0)
+    tw = twin(rp.loop_names_reused)
+    close(srcjax.jit(rp.loop_names_reused)(x, cs), rp.loop_names_reused(x, cs), "jit vs NumPy")
+    close(srcjax.grad(rp.loop_names_reused)(x, cs), jax.grad(tw)(x, cs), "grad")
+    close(srcjax.hessian(rp.loop_names_reused)(x, cs), jax.hessian(tw)(x, cs), "hessian")
+    close(srcjax.jvp(lambda v: rp.loop_names_reused(v, cs), (x,), (np.cos(x),)),
+          jax.jvp(lambda v: tw(v, cs), (x,), (np.cos(x),)), "jvp")
+    check(rp.loop_names_reused_nested, (n(3, 3),), transforms=("jit", "grad", "jvp", "hessian"))

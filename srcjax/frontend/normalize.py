@@ -801,7 +801,8 @@ class Normalizer(Resolver):
         out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
         if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:
             return out
-        out = loop_targets.rebind_targets(out, self.spans, self.fresh)
+        out = loop_targets.separate_targets(loop_targets.rebind_targets(out, self.spans, self.fresh), self.spans,
+                                            self.fresh)  # (`for c in cs` twice: a name per loop)
         return shadowing.unshadow(out, self.spans, self.locals, self.used, self.span, fdef)
 
 
