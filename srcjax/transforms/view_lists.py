@@ -27,15 +27,20 @@ _VIEWS = ("zip", "reversed", "enumerate", "list", "tuple")
 
 def as_appends(body: Sequence[Any]) -> list[Any]:
     """``body`` with each ``name = list(view)`` (a view: zip/reversed/enumerate of lists, at any depth, through
-    the names ANF gave its parts) written as ``name = []`` and a loop of appends."""
+    the names ANF gave its parts) read elsewhere than by one loop (reverse mode's tape) written as ``name = []`` and
+    a loop of appends."""
     defs: dict[str, cst.BaseExpression] = {}
     for node in _assignments(body):
         defs[node.targets[0].target.value] = node.value  # type: ignore[attr-defined]
     if not any(call_name(v) == "list" and _view(v.args[0].value, defs) for v in defs.values()  # type: ignore[attr-defined]
                if call_name(v) == "list" and len(v.args) == 1):  # type: ignore[attr-defined]
         return list(body)
-    taken = set(names_in(cst.Module(list(body))))
-    return _block(body, defs, taken)
+    counts: dict[str, int] = {}
+    for n in names_in(cst.Module(list(body))):
+        counts[n] = counts.get(n, 0) + 1
+    # (a list read once, by a loop: put back into the loop's iterable by inline_loop_iterables, as written)
+    defs = {k: v for k, v in defs.items() if call_name(v) != "list" or counts.get(k, 0) > 2}
+    return _block(body, defs, set(counts))
 
 
 def _assignments(stmts: Sequence[Any]) -> list[cst.Assign]:
@@ -96,7 +101,8 @@ def _rewritten(st: Any, defs: dict[str, cst.BaseExpression], taken: set[str]) ->
         return st.with_changes(body=st.body.with_changes(body=_block(st.body.body, defs, taken)), orelse=orelse)
     if not (isinstance(st, cst.SimpleStatementLine) and len(st.body) == 1 and isinstance(s := st.body[0], cst.Assign)
             and len(s.targets) == 1 and isinstance(t := s.targets[0].target, cst.Name) and
-            call_name(s.value) == "list" and len(s.value.args) == 1 and _view(s.value.args[0].value, defs)):  # type: ignore[attr-defined]
+            t.value in defs and isinstance(s.value, cst.Call) and call_name(s.value) == "list" and
+            len(s.value.args) == 1 and _view(s.value.args[0].value, defs)):
         return st
     view = s.value.args[0].value  # type: ignore[attr-defined]
     target = _items(view, defs, t.value, taken)
