@@ -216,3 +216,102 @@ def loop_names_reused_nested(x):
                     continue
                 acc = acc + k * np.sum(row ** 2)
     return acc
+
+
+# -- more programs in the same spirit (optimizers with history lists, queues, closures with defaults, NamedTuple
+# state with properties and methods) -------------------------------------------------------------------------------
+
+
+class AdamState(NamedTuple):
+    m: Any
+    v: Any
+
+    @property
+    def ratio(self):
+        return self.m / (np.sqrt(self.v) + 1e-8)
+
+
+class Spring(NamedTuple):
+    k: Any
+    x0: Any
+
+    @property
+    def stiffness(self):
+        return np.exp(self.k)
+
+    def energy(self, x):
+        return 0.5 * self.stiffness * np.sum((x - self.x0) ** 2)
+
+
+def adam_props(w):
+    st = AdamState(np.zeros_like(w), np.zeros_like(w))
+    for _ in range(3):
+        g = 2.0 * w + np.sin(w)
+        st = AdamState(0.9 * st.m + 0.1 * g, 0.99 * st.v + 0.01 * g ** 2)
+        w = w - 0.1 * st.ratio
+    return np.sum(w ** 2)
+
+
+def spring_energy(x):
+    s = Spring(np.array(0.3), 0.5 * x)
+    return s.energy(x) + s.stiffness
+
+
+def anderson_like(x):
+    xs, fs = [], []
+    for _ in range(4):
+        fx = np.cos(x) * 0.5
+        xs.append(x)
+        fs.append(fx - x)
+        if len(xs) > 2:
+            xs.pop(0)
+            fs.pop(0)
+        x = fx if len(fs) < 2 else fx + 0.1 * (fs[-1] - fs[-2])
+    return np.sum(x)
+
+
+def closures_with_defaults(x):
+    scale = np.sum(x ** 2)
+    act = lambda v, s=scale, p=2: np.tanh(v * s) ** p  # noqa: E731
+    return np.sum(act(x) + act(x, 1.0) + act(x, p=3))
+
+
+def queue_of_states(x):
+    q = [x]
+    out = 0.0
+    for k in range(3):
+        cur = q.pop(0)
+        out = out + np.sum(cur * (k + 1.0))
+        q.append(np.sin(cur))
+        q.append(cur * 0.5)
+    return out + np.sum(q[0] * q[-1])
+
+
+def front_stack(x):
+    stack = []
+    for k in range(3):
+        stack[:0] = [x * (k + 1.0)]
+    total = 0.0
+    for j, s in enumerate(stack):
+        total = total + (j + 1.0) * np.sum(np.sin(s))
+    return total
+
+
+def ema_window(x):
+    win = [x, x, x]
+    y = x
+    for _ in range(4):
+        y = 0.5 * y + 0.5 * np.cos(y)
+        win.pop(0)
+        win.append(y)
+    return np.sum(win[0] * win[1] * win[2])
+
+
+def secant_history(x):
+    hist = [x, x + 0.1]
+    for _ in range(3):
+        a, b = hist[-2], hist[-1]
+        fa, fb = np.sin(a) - 0.3, np.sin(b) - 0.3
+        hist.append(b - fb * (b - a) / (fb - fa))
+        hist.pop(0)
+    return np.sum(hist[-1])

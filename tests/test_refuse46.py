@@ -186,3 +186,16 @@ def test_a_loop_name_reused_under_a_test_on_data() -> None:
     close(srcjax.jvp(lambda v: rp.loop_names_reused(v, cs), (x,), (np.cos(x),)),
           jax.jvp(lambda v: tw(v, cs), (x,), (np.cos(x),)), "jvp")
     check(rp.loop_names_reused_nested, (n(3, 3),), transforms=("jit", "grad", "jvp", "hessian"))
+
+
+# -- more programs in the same spirit ---------------------------------------------------------------------------
+
+MORE = [rp.adam_props, rp.spring_energy, rp.anderson_like, rp.closures_with_defaults, rp.queue_of_states,
+        rp.front_stack, rp.ema_window, rp.secant_history]
+_HISTORY_TRANSFORMS["anderson_like"] = _ALL[:-1]  # (vmap(grad): the window's `if len(xs) > 2:`, as above)
+
+
+@pytest.mark.parametrize("fn", MORE, ids=lambda f: f.__name__)
+def test_more_programs_in_the_same_spirit(fn: Callable[..., Any]) -> None:
+    check(fn, (np.array([0.3, -0.4, 0.6]),), (np.array([[0.3, -0.4, 0.6], [0.25, -0.1, 0.4], [-0.3, 0.4, -0.6]]),),
+          transforms=_HISTORY_TRANSFORMS.get(fn.__name__, _ALL))

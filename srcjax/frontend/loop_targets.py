@@ -135,21 +135,25 @@ def _renamed(target: cst.BaseExpression, others: Counter[str], fresh: Callable[[
 def separate_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callable[[str], str]) -> cst.FunctionDef:
     """``fdef`` with a name that several ``for`` loops bind, and nothing else binds or reads outside them (``for c
     in cs: ...`` then ``for c in (1.0, 2.0): ...`` under an ``if`` on data), given a name of its own in each later
-    loop (``c_1``): the binding-time analysis, which gives a name one kind, took the second loop's constants for
-    the first loop's data (its ``if c == 2.0: continue`` refused)."""
+    loop inside an ``if`` or a ``while`` (``c_1``): the binding-time analysis, which gives a name one kind, took
+    the second loop's constants for the first loop's data (its ``if c == 2.0: continue`` refused)."""
     if not _has_for(fdef.body.body):
         return fdef
     others = _other_bindings(fdef)
     loops: dict[str, list[cst.For]] = {}
-    for node in _fors(fdef.body.body):
+    guarded: set[int] = set()  # (loops inside an `if` or a `while`: the only ones renamed, the rest read as written)
+    for node, under in _fors(fdef.body.body):
         for name in target_names(node.target):
             loops.setdefault(name, []).append(node)
+        if under:
+            guarded.add(id(node))
     mapping: dict[int, dict[str, str]] = {}
     for name, fors in loops.items():
         if len(fors) < 2 or others[name] or all(_over_range(f) for f in fors) or not _only_inside(fdef, name, fors):
             continue  # (`for i in range(n)` twice: static in both, the generated code keeps its names)
         for node in fors[1:]:
-            mapping.setdefault(id(node), {})[name] = fresh(name)
+            if id(node) in guarded:
+                mapping.setdefault(id(node), {})[name] = fresh(name)
     if not mapping:
         return fdef
     out = fdef.visit(_Separate(mapping, spans))
@@ -161,17 +165,18 @@ def _over_range(f: cst.For) -> bool:
     return isinstance(f.iter, cst.Call) and isinstance(f.iter.func, cst.Name) and f.iter.func.value == "range"
 
 
-def _fors(stmts: Sequence[Any]) -> list[cst.For]:
-    out: list[cst.For] = []
+def _fors(stmts: Sequence[Any], under: bool = False) -> list[tuple[cst.For, bool]]:
+    """The ``for`` loops in ``stmts``' blocks, each with whether an ``if`` or a ``while`` holds it."""
+    out: list[tuple[cst.For, bool]] = []
     for s in stmts:
         if isinstance(s, cst.For):
-            out.append(s)
+            out.append((s, under))
         if isinstance(s, cst.If):
-            out += _fors(s.body.body)
+            out += _fors(s.body.body, True)
             if s.orelse is not None:
-                out += _fors([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body)
+                out += _fors([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, True)
         elif isinstance(s, cst.For | cst.While):
-            out += _fors(s.body.body)
+            out += _fors(s.body.body, under or isinstance(s, cst.While))
     return out
 
 
