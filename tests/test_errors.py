@@ -202,9 +202,9 @@ async def uses_async(x):
     return x
 
 
-def uses_lambda_with_default(x):
-    f = lambda y, k=2: y * k  # noqa: E731
-    return f(x)
+def uses_lambda_with_default(x):  # (stored in a list: a lambda bound to a name and called runs, refuse46)
+    fs = [lambda y, k=2: y * k]
+    return fs[0](x)
 
 
 def uses_walrus(x):

@@ -35,9 +35,7 @@ JAX_REFUSES: tuple[str, ...] = (
 )
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # lbfgs_logreg: the history's `s_hist.pop(0)` under derivatives (jax runs it: Python lists)
-    "cannot differentiate through `s_hist.pop(0)` yet",
-    "vmap: cannot batch 's_hist.pop(0)'",
+    # (lbfgs_logreg's `s_hist.pop(0)` runs since refuse46: read as `s_hist = s_hist[1:]`)
     # lbfgs_sliced under vmap(grad): the histories hold the batched steps and the unbatched first gradient's
     "vmap: a list holding batched and unbatched values is used as a whole",
 )

@@ -65,9 +65,12 @@ def in_comprehension(x):
     return [(lambda y: y * k)(x) for k in range(3)]
 
 
-def with_default(x):
-    g = lambda y, k=2: y * k  # noqa: E731
-    return g(x)
+def with_default(x):  # (passed on: a default's use depends on the callee; bound to a name and called, it runs)
+    return np.sum(apply_twice(lambda y, k=2: y * k, x))
+
+
+def apply_twice(f, x):
+    return f(f(x))
 
 
 def check_all(fn, *args):

@@ -911,17 +911,11 @@ def lambda_with_default(x):
     return f(x)
 
 
-@pytest.mark.xfail(strict=False, reason="a property of a NamedTuple argument is an internal error under jit and "
-                   "vmap (lower/specialize.py reads it by running the getter on HloValues: callees.user_property "
-                   "skips tuple subclasses); under vmap it must become a call of the getter (batched as a helper), "
-                   "not the getter run on the batched fields")
 def test_property_of_a_namedtuple_argument() -> None:
     b = Body(r(3, 2), r(3, 2))
     agree(srcjax.vmap(weighted_by_energy)(b), loop(weighted_by_energy, (b,), Body(0, 0), 3), what="property")
 
 
-@pytest.mark.xfail(strict=False, reason="a nested lambda with a default parameter is refused by the front end "
-                   "(\"nested functions with defaults ... is not supported\"), under jit too")
 def test_nested_lambda_with_a_default() -> None:
     check_vmap(lambda_with_default, (r(3, 2),), n=3)
 

@@ -265,8 +265,8 @@ __all__ = ["ALLOWED_BUILTINS", "OpaqueCallError", "PLAIN_TYPES", "STATIC_NUMPY",
 
 def user_property(base: Any, attr: str) -> Callable[..., Any] | None:
     """The getter of ``type(base).attr`` when it is a property written in the user's own code."""
-    if isinstance(base, (type, types.ModuleType) + PLAIN_TYPES):
-        return None
+    if isinstance(base, (type, types.ModuleType)) or type(base) in PLAIN_TYPES:
+        return None  # (a NamedTuple's property is the user's getter: a tuple subclass's, not tuple's own)
     for cls in type(base).__mro__:
         d = cls.__dict__.get(attr)
         if d is None:

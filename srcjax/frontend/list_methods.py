@@ -41,6 +41,7 @@ from .syntax import attr_chain, params_of
 _REWRITTEN = ("reverse", "extend", "insert")
 _READING_CALLS = frozenset({"len", "sum", "max", "min", "sorted", "tuple", "list", "any", "all"})
 _NUMPY = frozenset({"np", "numpy", "jnp", "math"})
+_WALKING = frozenset({"zip", "reversed", "enumerate"})  # (the iterable of a loop: the list walked by it, not kept)
 
 
 def rewrite(src: FunctionSource) -> FunctionSource:
@@ -76,9 +77,11 @@ def may_change(code: Any) -> bool:
     opcodes read from the bytes: no disassembly; a false positive costs one walk of the body)."""
     import types
 
-    if any(m in code.co_names for m in _REWRITTEN):
+    if any(m in code.co_names for m in _REWRITTEN) or "pop" in code.co_names:
         return True
     ops = set(code.co_code[0::2])
+    if _SLICE_STORE <= ops or _STORE_SLICE in ops:  # (`lst[:0] = [v]`)
+        return True
     if ops & _BUILDS and ops & _ADDS:
         return True
     if _EXTEND in ops:  # (`[*ws, y]`; not `[1.0, 2.0, 3.0]`, a constant tuple's items)
@@ -94,6 +97,8 @@ _BUILDS = frozenset(dis.opmap[n] for n in ("BUILD_LIST", "LIST_EXTEND") if n in 
 _ADDS = frozenset(dis.opmap[n] for n in ("BINARY_OP", "BINARY_ADD", "INPLACE_ADD") if n in dis.opmap)
 _EXTEND, _CONST = dis.opmap.get("LIST_EXTEND", -1), dis.opmap["LOAD_CONST"]
 _EXTEND_BYTE = bytes([_EXTEND % 256])
+_SLICE_STORE = frozenset(dis.opmap[n] for n in ("BUILD_SLICE", "STORE_SUBSCR"))
+_STORE_SLICE = dis.opmap.get("STORE_SLICE", -1)
 _NEW = ("join", "starred")  # changes that bind a new list (no alias of the old one to mind)
 
 
@@ -102,7 +107,8 @@ class _Change:
     """A statement changing the list ``name``: ``kind`` "reverse", "extend" (``items``: a display's elements, else
     ``seq`` appended item by item), "prepend" (the same, put in front), "join" (``name = first + seq``, a new list:
     ``first``, then ``seq``'s items appended) or "starred" (``name = [x, *ws, y]``, a new list: ``elements``, the
-    starred ones' items appended); ``method``: written as a method call."""
+    starred ones' items appended) or "pop" (``first``: the literal place of the item taken out, bound to
+    ``target``); ``method``: written as a method call (or an assignment into a slice of the list)."""
 
     name: str
     kind: str
@@ -111,6 +117,7 @@ class _Change:
     seq: cst.BaseExpression | None = None
     first: cst.BaseExpression | None = None
     elements: tuple[cst.BaseElement, ...] | None = None
+    target: cst.BaseAssignTargetExpression | None = None  # ("pop": what the item taken out is bound to)
 
 
 def _elements(seq: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
@@ -152,11 +159,12 @@ def _list_names(fdef: cst.FunctionDef) -> set[str]:
             continue
         if kind is cst.Assign:
             for t in n.targets:
-                if type(t.target) is cst.Name:
-                    binds.setdefault(t.target.value, []).append(n.value)
-                else:  # (`a, b = ...`; `out[0] = v`, `o.w = v` bind no name)
-                    for bound in target_names(t.target):
-                        binds.setdefault(bound, []).append(None)
+                for target, value in _unpacked(t.target, n.value):  # (`s_hist, y_hist = [], []`: item by item)
+                    if type(target) is cst.Name:
+                        binds.setdefault(target.value, []).append(value)
+                    else:  # (`a, b = ...`; `out[0] = v`, `o.w = v` bind no name)
+                        for bound in target_names(target):
+                            binds.setdefault(bound, []).append(None)
         elif kind is cst.AugAssign:
             if type(n.target) is cst.Name:
                 binds.setdefault(n.target.value, []).append(n.value if type(n.operator) is cst.AddAssign else None)
@@ -180,6 +188,12 @@ def _list_names(fdef: cst.FunctionDef) -> set[str]:
 def _change(small: cst.CSTNode, lists: set[str], changed: frozenset[str] | set[str] = frozenset()) -> _Change | None:
     """What ``small`` does to a list, when it is one of the forms rewritten (``changed``: the lists the function
     changes in place, :func:`_changed`)."""
+    if (popped := _pop(small)) is not None:
+        return popped
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(t := small.targets[0].target,
+                                                                                cst.Subscript) and \
+            isinstance(t.value, cst.Name) and _front(t) and t.value.value not in names_in(small.value):
+        return _Change(t.value.value, "prepend", True, _elements(small.value), small.value)  # `lst[:0] = [v]`
     if isinstance(small, cst.Expr) and isinstance(call := small.value, cst.Call):
         f = call.func
         if not (isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.attr.value in _REWRITTEN) or \
@@ -226,6 +240,43 @@ def _change(small: cst.CSTNode, lists: set[str], changed: frozenset[str] | set[s
         # `cur = [p * 2.0 for p in prev]` then `cur.append(x)`: the comprehension's items appended to `cur`
         return _Change(t.value, "join", False, None, small.value, cst.List([]))
     return None
+
+
+def _unpacked(target: cst.BaseExpression, value: Any) -> list[tuple[cst.BaseExpression, Any]]:
+    """``(target, value)`` pairs of an assignment: item by item where both are displays of as many items and no star
+    (``a, b = [], []``), else the pair itself (its value None where a tuple target takes it apart)."""
+    if not isinstance(target, cst.Tuple | cst.List):
+        return [(target, value)]
+    if isinstance(value, cst.Tuple | cst.List) and len(value.elements) == len(target.elements) and not any(
+            isinstance(e, cst.StarredElement) for e in (*value.elements, *target.elements)):
+        return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+    return [(target, None)]
+
+
+def _pop(small: cst.CSTNode) -> _Change | None:
+    """``lst.pop(0)``, ``v = lst.pop(2)`` (a literal place), as a "pop" change; None: not such a statement."""
+    target = None
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        target, call = small.targets[0].target, small.value
+    elif isinstance(small, cst.Expr):
+        call = small.value
+    else:
+        return None
+    if not (isinstance(call, cst.Call) and isinstance(f := call.func, cst.Attribute) and isinstance(f.value, cst.Name)
+            and f.attr.value == "pop" and len(call.args) == 1 and call.args[0].keyword is None and
+            not call.args[0].star and _literal_int(call.args[0].value)):
+        return None
+    if target is not None and f.value.value in names_in(target):
+        return None
+    return _Change(f.value.value, "pop", True, first=call.args[0].value, target=target)
+
+
+def _front(t: cst.Subscript) -> bool:
+    """``lst[:0]``, ``lst[0:0]``: the empty slice at the list's front."""
+    if len(t.slice) != 1 or not isinstance(sl := t.slice[0].slice, cst.Slice) or sl.step is not None:
+        return False
+    zero = (lambda e: isinstance(e, cst.Integer) and e.evaluated_value == 0)  # noqa: E731
+    return zero(sl.upper) and (sl.lower is None or zero(sl.lower))
 
 
 def _literal_int(e: cst.BaseExpression) -> bool:
@@ -278,16 +329,17 @@ def _bindings(body: cst.CSTNode) -> tuple[set[str], set[str]]:
     shared: set[str] = set()
     for n in walk(body):
         if isinstance(n, cst.Assign):
-            new = isinstance(n.value, cst.List | cst.ListComp) or (
-                isinstance(n.value, cst.BinaryOperation) and isinstance(n.value.operator, cst.Add)) or (
-                isinstance(n.value, cst.Call) and isinstance(n.value.func, cst.Name) and
-                n.value.func.value in ("list", "sorted")) or (
-                isinstance(n.value, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in n.value.slice))
             for t in n.targets:
-                if isinstance(t.target, cst.Name):
-                    (fresh if new else shared).add(t.target.value)
-                else:
-                    shared.update(x.value for x in walk(t.target) if isinstance(x, cst.Name))
+                for part, v in _unpacked(t.target, n.value):
+                    new = isinstance(v, cst.List | cst.ListComp) or (
+                        isinstance(v, cst.BinaryOperation) and isinstance(v.operator, cst.Add)) or (
+                        isinstance(v, cst.Call) and isinstance(v.func, cst.Name) and
+                        v.func.value in ("list", "sorted")) or (
+                        isinstance(v, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in v.slice))
+                    if isinstance(part, cst.Name):
+                        (fresh if new else shared).add(part.value)
+                    elif not (isinstance(part, cst.Subscript) and _front(part)):  # (`lst[:0] = ...` binds none)
+                        shared.update(x.value for x in walk(part) if isinstance(x, cst.Name))
         elif isinstance(n, cst.AnnAssign | cst.For | cst.CompFor | cst.WithItem | cst.NamedExpr):
             target = n.asname if isinstance(n, cst.WithItem) else n.target
             if target is not None:
@@ -314,15 +366,22 @@ class _Uses(cst.CSTVisitor):
             self.fine.add(id(node.value))
 
     def visit_For(self, node: cst.For) -> None:
-        if self._is(node.iter):
-            self.fine.add(id(node.iter))
+        self.walked(node.iter)
         for t in walk(node.target):
             if self._is(t):
                 self.fine.add(id(t))
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
-        if self._is(node.iter):
-            self.fine.add(id(node.iter))
+        self.walked(node.iter)
+
+    def walked(self, it: cst.BaseExpression) -> None:
+        """A loop's iterable: the list itself, or ``zip``/``reversed``/``enumerate`` of it, walked at once."""
+        if self._is(it):
+            self.fine.add(id(it))
+        elif isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value in _WALKING:
+            for a in it.args:
+                if not a.star and a.keyword is None:
+                    self.walked(a.value)
 
     def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None and self._is(node.value):
@@ -475,6 +534,23 @@ class _Rewrite(Located):
                         run.insert(len(run) - 1, at(cst.Assign(targets=[cst.AssignTarget(seq)], value=c.seq)))
                     extend(seq)
                     continue
+            cut = (lambda lower, upper, name=name: cst.Subscript(value=name, slice=[  # noqa: E731
+                cst.SubscriptElement(cst.Slice(lower=lower, upper=upper))]))
+            if c.kind == "pop":  # `v = lst.pop(2)`: `v = lst[2]`, then the list without it (`lst = lst[1:]`, ...)
+                assert c.first is not None
+                i = int(cst.Module([]).code_for_node(c.first))
+                if c.target is not None:
+                    run.append(at(cst.Assign(targets=[cst.AssignTarget(c.target)], value=cst.Subscript(
+                        value=name, slice=[cst.SubscriptElement(cst.Index(c.first))]))))
+                if i in (0, -1):
+                    run.append(at(cst.Assign(targets=[cst.AssignTarget(name)], value=cut(
+                        cst.Integer("1"), None) if i == 0 else cut(None, c.first))))
+                    continue
+                tail = cst.Name(self.fresh(f"{c.name}_tail"))
+                run += [at(cst.Assign(targets=[cst.AssignTarget(tail)], value=cut(_int(i + 1), None))),
+                        at(cst.Assign(targets=[cst.AssignTarget(name)], value=cut(None, c.first)))]
+                extend(tail)
+                continue
             if c.kind == "insert":  # `lst.insert(2, v)`: the items from 2 put aside, v appended, they after it
                 assert c.first is not None and c.items is not None
                 v = c.items[0]
@@ -483,8 +559,6 @@ class _Rewrite(Located):
                     run.append(at(cst.Assign(targets=[cst.AssignTarget(temp)], value=v)))
                     v = temp
                 tail = cst.Name(self.fresh(f"{c.name}_tail"))
-                cut = (lambda lower, upper, name=name: cst.Subscript(value=name, slice=[  # noqa: E731
-                    cst.SubscriptElement(cst.Slice(lower=lower, upper=upper))]))
                 run += [at(cst.Assign(targets=[cst.AssignTarget(tail)], value=cut(c.first, None))),
                         at(cst.Assign(targets=[cst.AssignTarget(name)], value=cut(None, c.first))), append(v)]
                 extend(tail)
@@ -514,6 +588,10 @@ class _Rewrite(Located):
         if out:
             out[0] = out[0].with_changes(leading_lines=updated.leading_lines)
         return cst.FlattenSentinel(out)
+
+
+def _int(i: int) -> cst.BaseExpression:
+    return cst.Integer(str(i)) if i >= 0 else cst.UnaryOperation(cst.Minus(), cst.Integer(str(-i)))
 
 
 def _reversed(seq: cst.BaseExpression) -> cst.Subscript:

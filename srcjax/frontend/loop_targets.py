@@ -21,7 +21,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import Span
-from .names import Visitor, target_names
+from .names import Visitor, target_names, walk
 
 
 def _other_bindings(fdef: cst.FunctionDef) -> Counter[str]:
@@ -130,3 +130,96 @@ def _renamed(target: cst.BaseExpression, others: Counter[str], fresh: Callable[[
         return renamed(target, binds), binds
     item = fresh("_".join(target_names(target)) + "_item")
     return cst.Name(item), [bind(target, item)]
+
+
+def separate_targets(fdef: cst.FunctionDef, spans: dict[int, Span], fresh: Callable[[str], str]) -> cst.FunctionDef:
+    """``fdef`` with a name that several ``for`` loops bind, and nothing else binds or reads outside them (``for c
+    in cs: ...`` then ``for c in (1.0, 2.0): ...`` under an ``if`` on data), given a name of its own in each later
+    loop inside an ``if`` or a ``while`` (``c_1``): the binding-time analysis, which gives a name one kind, took
+    the second loop's constants for the first loop's data (its ``if c == 2.0: continue`` refused)."""
+    if not _has_for(fdef.body.body):
+        return fdef
+    others = _other_bindings(fdef)
+    loops: dict[str, list[cst.For]] = {}
+    guarded: set[int] = set()  # (loops inside an `if` or a `while`: the only ones renamed, the rest read as written)
+    for node, under in _fors(fdef.body.body):
+        for name in target_names(node.target):
+            loops.setdefault(name, []).append(node)
+        if under:
+            guarded.add(id(node))
+    mapping: dict[int, dict[str, str]] = {}
+    for name, fors in loops.items():
+        if len(fors) < 2 or others[name] or all(_over_range(f) for f in fors) or not _only_inside(fdef, name, fors):
+            continue  # (`for i in range(n)` twice: static in both, the generated code keeps its names)
+        for node in fors[1:]:
+            if id(node) in guarded:
+                mapping.setdefault(id(node), {})[name] = fresh(name)
+    if not mapping:
+        return fdef
+    out = fdef.visit(_Separate(mapping, spans))
+    assert isinstance(out, cst.FunctionDef)
+    return out
+
+
+def _over_range(f: cst.For) -> bool:
+    return isinstance(f.iter, cst.Call) and isinstance(f.iter.func, cst.Name) and f.iter.func.value == "range"
+
+
+def _fors(stmts: Sequence[Any], under: bool = False) -> list[tuple[cst.For, bool]]:
+    """The ``for`` loops in ``stmts``' blocks, each with whether an ``if`` or a ``while`` holds it."""
+    out: list[tuple[cst.For, bool]] = []
+    for s in stmts:
+        if isinstance(s, cst.For):
+            out.append((s, under))
+        if isinstance(s, cst.If):
+            out += _fors(s.body.body, True)
+            if s.orelse is not None:
+                out += _fors([s.orelse] if isinstance(s.orelse, cst.If) else s.orelse.body.body, True)
+        elif isinstance(s, cst.For | cst.While):
+            out += _fors(s.body.body, under or isinstance(s, cst.While))
+    return out
+
+
+def _only_inside(fdef: cst.FunctionDef, name: str, fors: list[cst.For]) -> bool:
+    """Whether every occurrence of the variable ``name`` in ``fdef`` is inside one of ``fors`` (none nested in
+    another, no nested function or lambda among them taking it as a parameter)."""
+    inside = {id(n) for f in fors for n in _occurrences(f, name)}
+    if len(inside) != sum(len(_occurrences(f, name)) for f in fors):
+        return False  # (a loop inside another: its names counted twice)
+    return set(id(n) for n in _occurrences(fdef.body, name)) == inside and not any(
+        isinstance(n, cst.Param) and n.name.value == name for f in fors for n in walk(f))
+
+
+def _occurrences(node: cst.CSTNode, name: str) -> list[cst.Name]:
+    """The variable ``name``'s nodes in ``node`` (not an attribute's or a keyword's name)."""
+    nodes = list(walk(node))
+    other = {id(n.attr) for n in nodes if isinstance(n, cst.Attribute)} | \
+        {id(n.keyword) for n in nodes if isinstance(n, cst.Arg) and n.keyword is not None}
+    return [n for n in nodes if isinstance(n, cst.Name) and n.value == name and id(n) not in other]
+
+
+class _Separate(cst.CSTTransformer):
+    """Each loop of ``mapping`` (by id) with its names renamed (not attributes' or keywords'), spans carried."""
+
+    def __init__(self, mapping: dict[int, dict[str, str]], spans: dict[int, Span]) -> None:
+        self.mapping, self.spans = mapping, spans
+        self.active: list[dict[str, str]] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if id(node) in self.mapping:
+            self.active.append(self.mapping[id(node)])
+        return True
+
+    def on_leave(self, original: Any, updated: Any) -> Any:
+        if self.active:
+            if isinstance(updated, cst.Name) and updated.value in self.active[-1]:
+                updated = updated.with_changes(value=self.active[-1][updated.value])
+            elif isinstance(updated, cst.Attribute):
+                updated = updated.with_changes(attr=original.attr)
+            elif isinstance(updated, cst.Arg):
+                updated = updated.with_changes(keyword=original.keyword)
+        if id(original) in self.mapping:
+            self.active.pop()
+        if id(original) in self.spans:
+            self.spans[id(updated)] = self.spans[id(original)]
+        return updated

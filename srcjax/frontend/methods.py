@@ -16,6 +16,7 @@ where a derivative needs it).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import types
 from typing import Any
@@ -55,6 +56,63 @@ def method_function(src: FunctionSource, name: str) -> tuple[type, types.Functio
         return None
     (fn, cls), = found.items()
     return cls, fn
+
+
+def property_functions(src: FunctionSource, name: str) -> tuple[list[tuple[type, types.FunctionType]], bool]:
+    """The classes named by ``src``'s module or closure defining ``name`` as a property (or a
+    ``functools.cached_property``) in the user's code, each with its getter, and whether another such class
+    has ``name`` as a field (a NamedTuple's, a dataclass's)."""
+    found: dict[types.FunctionType, Any] = {}
+    field = False
+    for v in [*src.globals.values(), *src.closure.values()]:
+        if not _is_pytree_class(v) or (getattr(v, "__module__", "") or "").split(".")[0] in ("srcjax", "numpy"):
+            continue
+        field |= name in _fields(v)
+        d = inspect.getattr_static(v, name, None)
+        fget = d.func if isinstance(d, functools.cached_property) else d.fget if isinstance(d, property) else None
+        named = src.globals.get(v.__name__) is v or src.closure.get(v.__name__) is v
+        if isinstance(fget, types.FunctionType) and named and origin(fget) is None:
+            found.setdefault(fget, v)
+    return [(cls, fn) for fn, cls in found.items()], field
+
+
+def _fields(cls: type) -> tuple[str, ...]:
+    if dataclasses.is_dataclass(cls):
+        return tuple(f.name for f in dataclasses.fields(cls))
+    return tuple(getattr(cls, "_fields", ()))
+
+
+def property_read(norm: Any, node: cst.Attribute, base: cst.BaseExpression) -> tuple[cst.BaseExpression, Any] | None:
+    """``recv.energy`` of a local ``recv`` (``base``: its atom), ``energy`` a property of the user's classes, as a
+    call of its getter's copy ``Body_energy(recv)`` (a helper, like a method's: derivatives and ``vmap`` follow
+    it, where they took the getter's result for a field of the container; the specializer checks the object's
+    class); where several classes define it, or another has a field of that name, a choice by the object's class
+    (static): ``Body_energy(b) if isinstance(b, Body) else ... b.energy``. None: not such a read."""
+    if not isinstance(base, cst.Name) or base.value not in norm.locals and base.value not in norm.temps:
+        return None
+    attr = node.attr.value
+    found, field = property_functions(norm.src, attr)
+    if not found:
+        return None
+    calls = []
+    for cls, fget in found:
+        made = method_variant(cls, fget, f"{cls.__name__}_{attr}")
+        setattr(made, READ_AS, f"`.{attr}` is read as the property {cls.__name__}.{attr} of the object")
+        calls.append((cls, cst.Call(func=norm.helper_call_name(made, node), args=[cst.Arg(base)])))
+    if len(calls) == 1 and not field:
+        return calls[0][1], attr
+    out: cst.BaseExpression = node.with_changes(value=base)
+    plain = out
+    for cls, call in reversed(calls):
+        test = cst.parse_expression(f"isinstance({base.value}, {cls.__name__})")
+        out = cst.IfExp(test=test, body=call, orelse=out)
+    getters = {id(call) for _, call in calls}
+
+    def branch(e: cst.BaseExpression) -> cst.BaseExpression:  # (a getter's call is flat: its callee is a copy)
+        if id(e) in getters or e is plain:
+            return e
+        return norm.flat_ifexp(e, branch)[0] if isinstance(e, cst.IfExp) else norm.flat(e)[0]
+    return norm.flat_ifexp(out, branch)
 
 
 def method_variant(cls: type, fn: types.FunctionType, name: str | None = None) -> types.FunctionType:

@@ -5,9 +5,9 @@ example_libraries' idiom) is the nested function ``def loss(w): return np.mean((
 parameters, the same closure (both read the enclosing function's locals when called), so the normalizer and
 the transformations take it as they take a nested ``def`` (it was "cannot transform <function loss>: it is of
 type LocalFunction" under jit, "cannot differentiate through the nested function `loss`" under grad). Only a
-statement of its own (``name = lambda ...:`` alone on its line, plain positional parameters) whose name has no other
-binding in the function is rewritten; anything else is left as it is. Positions stay the user's
-(:class:`.read.Located`).
+statement of its own (``name = lambda ...:`` alone on its line, positional parameters, with defaults or not)
+whose name has no other binding in the function is rewritten; anything else is left as it is. Positions stay the
+user's (:class:`.read.Located`).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any
 
 import libcst as cst
 
+from . import nested_defaults
 from .names import body_bindings
 from .read import FunctionSource, Located
 
@@ -35,7 +36,9 @@ def rewrite(src: FunctionSource) -> FunctionSource:
         return src
     fdef = src.fdef.visit(_AsDefs(once, src.positions))
     assert isinstance(fdef, cst.FunctionDef)
-    return dataclasses.replace(src, fdef=fdef)
+    made = dataclasses.replace(src, fdef=fdef)
+    defaults = any(p.default is not None for n in once for p in bound.values[n][0].params.params)  # type: ignore[attr-defined]
+    return nested_defaults.rewrite(made) if defaults else made  # (the defaults kept in names before the `def`)
 
 
 def _makes_lambda(code: types.CodeType) -> bool:
@@ -44,10 +47,11 @@ def _makes_lambda(code: types.CodeType) -> bool:
 
 
 def _plain(lam: cst.Lambda) -> bool:
-    """Positional parameters without defaults only (a lambda with others is refused as before, at them)."""
+    """Positional parameters only (a lambda with others is refused as before, at them); with defaults too
+    (``f = lambda v, k=3: v ** k``, ``lambda v, s=c: v * s``: the ``def`` nested_defaults.py then reads)."""
     p = lam.params
     return not p.posonly_params and not p.kwonly_params and not isinstance(p.star_arg, cst.Param) and \
-        p.star_kwarg is None and all(x.default is None for x in p.params)
+        p.star_kwarg is None
 
 
 class _AsDefs(Located):

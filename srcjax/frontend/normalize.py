@@ -296,24 +296,21 @@ class Normalizer(Resolver):
             assert prim is not None
             return self.prim_call(cst.Call(func=dotted(prim.path), args=[cst.Arg(value=base)]), prim,
                                   [cst.Arg(value=base)])
-        hint = f"{base.value}_{attr}" if isinstance(base, cst.Name) else attr
-        return node.with_changes(value=base), hint
+        if (getter := methods.property_read(self, node, base)) is not None:  # `b.energy`, a property: `energy(b)`
+            return getter
+        return node.with_changes(value=base), f"{base.value}_{attr}" if isinstance(base, cst.Name) else attr
 
-    def flat_ifexp(self, node: cst.IfExp) -> tuple[cst.BaseExpression, str | None]:
-        test = self.atom(node.test)
-        name = self.fresh("select")
-        saved = self.out
+    def flat_ifexp(self, node: cst.IfExp, branch: Callable[..., Any] | None = None) -> tuple[cst.BaseExpression, None]:
+        """``node`` as an ``if`` assigning ``select`` (``branch``: how a branch's expression is flattened)."""
+        test, name, saved = self.atom(node.test), self.fresh("select"), self.out
         self.out = []
-        self.assign(cst.Name(name), self.flat(node.body)[0], node.body)
-        body = self.out
-        self.out = []
-        self.assign(cst.Name(name), self.flat(node.orelse)[0], node.orelse)
-        orelse = self.out
-        self.out = saved
+        self.assign(cst.Name(name), (branch or (lambda e: self.flat(e)[0]))(node.body), node.body)
+        body, self.out = self.out, []
+        self.assign(cst.Name(name), (branch or (lambda e: self.flat(e)[0]))(node.orelse), node.orelse)
+        orelse, self.out = self.out, saved
         stmt = cst.If(test=test, body=cst.IndentedBlock(body=body),
                       orelse=cst.Else(body=cst.IndentedBlock(body=orelse)))
-        sp = self.span(node.test)
-        if sp is not None:
+        if (sp := self.span(node.test)) is not None:
             self.spans[id(stmt)] = sp
         self.out.append(stmt)
         return cst.Name(name), None
@@ -801,7 +798,8 @@ class Normalizer(Resolver):
         out = cst.FunctionDef(name=cst.Name(name), params=clean, body=cst.IndentedBlock(body=body))
         if is_generated(self.src.fn) or getattr(self.src.fn, "__module__", "") in LIBRARY_MODULES:
             return out
-        out = loop_targets.rebind_targets(out, self.spans, self.fresh)
+        out = loop_targets.separate_targets(loop_targets.rebind_targets(out, self.spans, self.fresh), self.spans,
+                                            self.fresh)  # (`for c in cs` twice: a name per loop)
         return shadowing.unshadow(out, self.spans, self.locals, self.used, self.span, fdef)
 
 

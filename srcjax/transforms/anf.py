@@ -444,6 +444,11 @@ def call_name(node: cst.BaseExpression) -> str | None:
 def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
     """The sources of a loop whose target receives derivatives (a sequence that is active)."""
     srcs = loop_sources(s)
+    if _taken_whole(s.iter, s.target) and any(n in active for n in names_in(s.iter)):
+        raise DifferentiationError(  # (its items were static to the derivative: a silently wrong one, refuse46)
+            f"cannot differentiate a loop over `{code(s.iter)}` yet: an item of a zip or enumerate inside it is "
+            "taken whole by the loop's target",
+            hint="unpack each item in the target as the iterable nests it: `for (a, b), z in zip(zip(xs, ys), zs)`")
     if any(n in active for src in srcs for n in names_in(src.seq)):
         return srcs
     it = _strip_calls(s.iter, ("list", "tuple", "reversed"))
@@ -458,6 +463,29 @@ def active_loop(s: cst.For, active: set[str]) -> list[LoopSource]:
             hint="loop over a list, tuple, dict or array (`for p in params`, `for i, p in enumerate(params)`, "
                  "`for a, b in zip(xs, ys)`, `for k, v in d.items()`)")
     return []
+
+
+def _taken_whole(it: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    """Whether a ``zip``/``enumerate`` nested in the loop's iterable hands its tuples to a name of the target
+    (``pair`` of ``for pair, z in zip(zip(xs, ys), zs)``), which :func:`loop_sources` does not follow (a top-level
+    one: refused in :func:`active_loop` as an iterator)."""
+    args = [a.value for a in it.args] if isinstance(it, cst.Call) else []
+    parts = [e.value for e in target.elements] if isinstance(target, (cst.Tuple, cst.List)) else None
+    name = call_name(it)
+    if name in ("reversed", "list", "tuple") and len(args) == 1:
+        return _taken_whole(args[0], target)
+    if name == "zip" and parts is not None:
+        return len(parts) == len(args) and any(_nested_whole(a, p) for a, p in zip(args, parts))
+    if name == "enumerate" and parts is not None and len(parts) == 2 and args:
+        return _nested_whole(args[0], parts[1])
+    return False
+
+
+def _nested_whole(it: cst.BaseExpression, target: cst.BaseExpression) -> bool:
+    inner = _strip_calls(it, ("list", "tuple", "reversed"))
+    if call_name(inner) in ("zip", "enumerate") and not isinstance(target, (cst.Tuple, cst.List)):
+        return True
+    return _taken_whole(it, target)
 
 
 _VIEW_CALLS = {"enumerate", "zip", "list", "tuple", "reversed"}

@@ -25,7 +25,7 @@ from ..frontend.names import Names, RenameNames, assigned_names, code, names_in,
 from ..frontend.names import walk as walk_nodes
 from ..frontend.normalize import BINOP_HINT, UNARY_HINT, NormalizedFunction, call_hint
 from ..frontend.program import Program
-from . import custom_rules
+from . import custom_rules, view_lists
 from .activity import Activity, argument_reads, hoisted_body, unique_keys, upward_exposed
 from .anf import (
     DifferentiationError,
@@ -79,7 +79,7 @@ class JVP:
         self.nf = nf
         self.name = name
         self.body = inline_lax(nf, list(nf.plain_fdef.body.body))  # user srcjax.lax calls -> if/for/while
-        self.body = inline_loop_iterables(self.body)
+        self.body = inline_loop_iterables(view_lists.as_appends(self.body))  # (reverse mode's `list(zip(...))`)
         self.names = derivative_names(program, nf, self.body)  # (after the passes: none of their names reused)
         self.act = Activity(program, nf, active_params, self.body)
         self.body, self.act = hoisted_body(program, nf, active_params, self.body, self.act, self.names)
