@@ -26,9 +26,25 @@ jax = pytest.importorskip("jax")
 jax.config.update("jax_enable_x64", True)
 
 # Refusals met where jax refuses too (reported; located at the user's line with a hint)
-JAX_REFUSES: tuple[str, ...] = ()
+JAX_REFUSES: tuple[str, ...] = (
+    # rkf45_adaptive's `while t < t_end:` with `t` advanced by `np.where(accept, t + h, t)` under jacrev (jax: a
+    # Python while on a traced value), and its `h = min(h, t_end - t)` under jvp (jax: the same)
+    "reverse mode through a `while` loop on array data needs a bound on its iterations",
+    "the builtin min() compares values known only at run time",
+    # riccati_steady_gain's gain `k`, first bound in the `while diff > tol` loop and returned (jax: the same loop
+    # is a Python while on a traced value)
+    "`k` is first assigned inside a `while` loop on array data, and used after it",
+)
 # Refusals met where jax runs the program (each with a reason)
-KNOWN_REFUSALS: tuple[str, ...] = ()
+KNOWN_REFUSALS: tuple[str, ...] = (
+    # star_args' `def _apply(fn, *args, **kwargs): return fn(*args, **kwargs)` (jax: Python)
+    "**kwargs parameters is not supported",
+    # kernel_class_mix's `@classmethod def mix(cls, r2, w): return w * cls.rbf(r2) + ...` (jax: Python); the
+    # message names `rbf` as an undefined name, not the classmethod
+    "name 'rbf' is not defined",
+    "cannot differentiate through `Kernels.mix(...)`",
+    "vmap: cannot batch 'Kernels.mix(r2, w)'",
+)
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
@@ -104,7 +120,8 @@ def _img(r: np.random.Generator, d: Any) -> tuple[Any, ...]:
 
 
 def _returns(r: np.random.Generator, d: Any) -> tuple[Any, ...]:
-    return (0.01 + 0.05 * r.standard_normal(8)).astype(d),
+    # (about half of them below the target: the Sortino ratio's downside deviation is not a single return's)
+    return (0.05 * r.standard_normal(8)).astype(d),
 
 
 def _prices(r: np.random.Generator, d: Any) -> tuple[Any, ...]:
