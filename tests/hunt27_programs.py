@@ -206,7 +206,7 @@ def crf_nll(emissions, transitions, tags):
 # == linear solvers =================================================================================================
 
 
-def bicgstab(A, b, tol=1e-10, max_iter=30):
+def bicgstab(A, b, tol=1e-5, max_iter=30):
     x = np.zeros_like(b)
     r = b - A @ x
     r_hat = r.copy()
