@@ -25,6 +25,7 @@ from .linalg_names import LINALG_IMPLEMENTS
 from .numpy_bits import BITS_IMPLEMENTS
 from .numpy_extras import EXTRA_IMPLEMENTS
 from .polynomials import POLY_IMPLEMENTS
+from .scatter_combine import AT_COMBINE, at_divide, at_max, at_min, at_multiply, at_power
 
 __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
            "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
@@ -762,65 +763,3 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     if returned:
         return avg, count * np.ones_like(avg)
     return avg
-
-
-# -- x.at[idx].multiply/divide/power/min/max: repeated indices combine, as in JAX ---------------------
-
-def _int_array_key(key: Any) -> bool:
-    """A 1-D integer array indexing the leading axis (where indices may repeat)."""
-    if isinstance(key, (int, slice, tuple)) or key is None:
-        return False
-    return np.ndim(key) == 1 and np.issubdtype(np.result_type(key), np.integer)
-
-
-def _segments(x: Any, key: Any, v: Any, fill: Any) -> Any:
-    """``out[j, i, ...] = v[j, ...]`` where ``key[j] == i`` (i indexing ``x``'s leading axis), else ``fill``."""
-    n = np.shape(x)[0]
-    rest = np.shape(x)[1:]
-    k = np.shape(key)[0]
-    hit = np.expand_dims(key % n, 1) == np.arange(n)
-    hit = np.reshape(hit, (k, n) + (1,) * len(rest))
-    vb = np.broadcast_to(v, (k,) + rest)
-    return np.where(hit, np.expand_dims(vb, 1), fill), np.any(hit, axis=0)
-
-
-def at_multiply(x: Any, key: Any, v: Any) -> Any:
-    """``x.at[key].multiply(v)``: every value at a repeated index multiplies in (JAX's scatter_mul)."""
-    if _int_array_key(key):
-        factors, _ = _segments(x, key, v, 1)
-        return x * np.prod(factors, axis=0)
-    return srcjax_index_update(x, key, x[key] * v)
-
-
-def at_divide(x: Any, key: Any, v: Any) -> Any:
-    if _int_array_key(key):
-        factors, _ = _segments(x, key, v, 1)
-        return x / np.prod(factors, axis=0)
-    return srcjax_index_update(x, key, x[key] / v)
-
-
-def at_power(x: Any, key: Any, v: Any) -> Any:
-    if _int_array_key(key):
-        factors, _ = _segments(x, key, v, 1)
-        return x ** np.prod(factors, axis=0)
-    return srcjax_index_update(x, key, x[key] ** v)
-
-
-def at_max(x: Any, key: Any, v: Any) -> Any:
-    if _int_array_key(key):
-        lowest = -np.inf if np.issubdtype(np.result_type(x), np.floating) else np.iinfo(np.result_type(x)).min
-        values, hit = _segments(x, key, v, lowest)
-        return np.where(hit, np.maximum(x, np.max(values, axis=0)), x)
-    return srcjax_index_update(x, key, np.maximum(x[key], v))
-
-
-def at_min(x: Any, key: Any, v: Any) -> Any:
-    if _int_array_key(key):
-        highest = np.inf if np.issubdtype(np.result_type(x), np.floating) else np.iinfo(np.result_type(x)).max
-        values, hit = _segments(x, key, v, highest)
-        return np.where(hit, np.minimum(x, np.min(values, axis=0)), x)
-    return srcjax_index_update(x, key, np.minimum(x[key], v))
-
-
-AT_COMBINE = {"multiply": at_multiply, "mul": at_multiply, "divide": at_divide, "power": at_power, "max": at_max,
-              "min": at_min}

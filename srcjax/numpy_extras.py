@@ -31,7 +31,7 @@ __all__ = ["EXTRA_IMPLEMENTS", "array_equal", "array_equiv", "broadcast_arrays",
            "outer_power", "outer_subtract", "poly", "ptp", "put_along_axis", "reduce_add", "reduce_all",
            "reduce_any",
            "reduce_maximum", "reduce_minimum", "reduce_multiply", "rollaxis", "rot90", "row_stack", "signbit",
-           "sort_complex", "tri", "unstack", "unwrap", "vecdot", "vecmat", "vsplit"]
+           "sort_complex", "take_indices", "tri", "unstack", "unwrap", "vecdot", "vecmat", "vsplit"]
 
 EXTRA_IMPLEMENTS: dict[Any, Callable[..., Any]] = {}
 
@@ -124,6 +124,18 @@ def diff_operand(a: Any, prepend: Any, append: Any, axis: int, n: int) -> Any:
     if append is None:
         return np.concatenate((_diff_end(prepend, a, ax), a), axis=ax)
     return np.concatenate((_diff_end(prepend, a, ax), a, _diff_end(append, a, ax)), axis=ax)
+
+
+def take_indices(a: Any, indices: Any, axis: Any, mode: str) -> Any:
+    """The indices ``np.take(a, indices, axis, mode=mode)`` reads: ``"clip"`` clamps them into ``0..n-1`` (NumPy:
+    a negative index is clipped to 0, not counted from the end), ``"wrap"`` takes them modulo ``n``, ``"raise"``
+    leaves them (srcjax clamps an out-of-bounds index, as JAX does, where NumPy raises)."""
+    n = np.size(a) if axis is None else np.shape(a)[axis]
+    if mode == "clip":
+        return np.clip(indices, 0, n - 1)
+    if mode == "wrap":
+        return indices % n
+    return indices
 
 
 def _diff_end(v: Any, a: Any, ax: int) -> Any:

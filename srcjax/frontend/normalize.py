@@ -475,8 +475,8 @@ class Normalizer(Resolver):
         kws = numpy_calls.keywords(prim, args)
         if "where" in kws and "where" not in prim.signature.parameters and prim.name in numpy_calls.WHERE_FILL:
             return self.flat(numpy_calls.reduction_where(self, node, prim, pos, kws))
-        if prim.fn is np.diff and ("prepend" in kws or "append" in kws):  # the ends joined first
-            return self.flat(numpy_calls.diff_ends(self, node, pos, kws))
+        if (rewritten := numpy_calls.keyword_forms(self, node, prim, pos, kws)) is not None:  # np.diff(append=)
+            return self.flat(rewritten)
         try:
             bound = prim.bind(pos, kws)
         except TypeError as e:

@@ -83,6 +83,40 @@ def check_sized(norm: Normalizer, call: cst.Call, fv: Any) -> None:
                                         "fill_value=..., by default the smallest value)")
 
 
+def keyword_forms(norm: Normalizer, node: cst.Call, prim: registry.Primitive, pos: list[cst.BaseExpression],
+                  kws: dict[str, cst.BaseExpression]) -> cst.BaseExpression | None:
+    """A call whose keywords the primitive has no parameter for, written over the primitive: ``np.diff`` with
+    ``prepend=``/``append=`` (:func:`diff_ends`), ``np.take`` with ``mode=`` (:func:`take_mode`); None otherwise."""
+    if prim.fn is np.diff and ("prepend" in kws or "append" in kws):  # the ends joined first
+        return diff_ends(norm, node, pos, kws)
+    if prim.fn is np.take and "mode" in kws:
+        return take_mode(norm, node, pos, kws)
+    return None
+
+
+def take_mode(norm: Normalizer, node: cst.Call, pos: list[cst.BaseExpression],
+              kws: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
+    """``np.take(a, indices, axis, mode=m)`` as ``np.take(a, take_indices(a, indices, axis, m), axis)``
+    (``srcjax.numpy_extras.take_indices``: the indices clipped or wrapped as NumPy's ``mode="clip"``/``"wrap"``)."""
+    from ..numpy_extras import take_indices
+
+    mode = kws.pop("mode")
+    if not (isinstance(mode, cst.SimpleString) and mode.evaluated_value in ("raise", "clip", "wrap")) or \
+            len(pos) > 3 or "out" in kws:
+        raise norm.unsupported(node, "this form of np.take(..., mode=)",
+                               'write np.take(a, indices, axis, mode="clip") (or "wrap", "raise") without out=')
+    a = pos[0] if pos else kws.pop("a", None)
+    indices = pos[1] if len(pos) > 1 else kws.pop("indices", None)
+    if a is None or indices is None:
+        raise ArgumentError("np.take(): missing the array or the indices", span=norm.span(node))
+    axis = pos[2] if len(pos) > 2 else kws.pop("axis", cst.Name("None"))
+    a = norm.atom(a)
+    chosen = cst.Name(norm.fresh("indices"))
+    norm.assign(chosen, cst.Call(func=norm.helper_call_name(take_indices, node), args=[
+        cst.Arg(a), cst.Arg(norm.atom(indices)), cst.Arg(axis), cst.Arg(mode)]), node)
+    return cst.Call(func=dotted("np.take"), args=[cst.Arg(a), cst.Arg(chosen), cst.Arg(axis)])
+
+
 def diff_ends(norm: Normalizer, node: cst.Call, pos: list[cst.BaseExpression],
               kws: dict[str, cst.BaseExpression]) -> cst.BaseExpression:
     """``np.diff(a, n, axis, prepend=p, append=q)`` as ``np.diff(diff_operand(a, p, q, axis, n), n, axis)``:
@@ -130,26 +164,46 @@ def reduction_where(norm: Normalizer, node: cst.Call, prim: registry.Primitive, 
     return cst.BinaryOperation(left=total, operator=cst.Divide(), right=count)
 
 
+# ufunc -> the ``x.at[...]`` method combining its repeated indices the same way (NumPy's ``ufunc.at`` is
+# unbuffered: every value at a repeated index applies, as JAX's scatters do)
+_UFUNC_AT = {np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.divide: "divide", np.power: "power",
+             np.maximum: "max", np.minimum: "min"}
+
+
 def ufunc_at(norm: Normalizer, call: cst.Call) -> bool:
     """``np.add.at(a, indices, b)`` (NumPy's unbuffered in-place add: repeated indices accumulate) as
-    the functional ``a = index_add(a, indices, b)``; other ``ufunc.at`` are refused. False: not one."""
+    the functional ``a = index_add(a, indices, b)``; ``np.subtract.at`` adds ``-b``; ``np.multiply.at``,
+    ``np.divide.at``, ``np.power.at``, ``np.maximum.at``, ``np.minimum.at`` as ``x.at[indices].multiply/divide/
+    power/max/min(b)`` (``composites.AT_COMBINE``: every value at a repeated index applies, as NumPy's);
+    other ``ufunc.at`` are refused. False: not one."""
     try:
         ok, fv = norm.static_value(call.func)
     except UnknownFunctionError:
         return False
     if not ok or getattr(fv, "__name__", None) != "at" or not isinstance(getattr(fv, "__self__", None), np.ufunc):
         return False
-    if fv.__self__ is not np.add:
-        raise norm.unsupported(call, f"np.{fv.__self__.__name__}.at",
-                               "np.add.at is supported (a scatter-add); write other updates with np.where")
+    method = _UFUNC_AT.get(fv.__self__)
+    name = f"np.{fv.__self__.__name__}.at"
+    if method is None:
+        raise norm.unsupported(call, name, "np.add.at, np.subtract.at, np.multiply.at, np.divide.at, np.power.at, "
+                               "np.maximum.at and np.minimum.at are supported; write other updates with np.where")
     args = [a.value for a in call.args]
     if len(args) != 3 or any(a.keyword is not None or a.star for a in call.args) or \
             not isinstance(args[0], cst.Name) or args[0].value not in norm.locals:
-        raise norm.unsupported(call, "this form of np.add.at",
-                               "write np.add.at(a, indices, values) with `a` a local array variable")
+        raise norm.unsupported(call, f"this form of {name}",
+                               f"write {name}(a, indices, values) with `a` a local array variable")
     key, value = norm.atom(args[1]), norm.atom(args[2])
-    norm.assign(cst.Name(args[0].value), cst.Call(func=cst.Name("index_add"), args=[
-        cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)]), call)
+    if method == "subtract":
+        value = norm.atom(cst.UnaryOperation(operator=cst.Minus(), expression=value))
+    if method in ("add", "subtract"):
+        update: cst.BaseExpression = cst.Call(func=cst.Name("index_add"), args=[
+            cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)])
+    else:
+        from .. import composites  # (library code the normalizer calls into, as for np.isclose)
+
+        update = cst.Call(func=norm.helper_call_name(composites.AT_COMBINE[method], call), args=[
+            cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)])
+    norm.assign(cst.Name(args[0].value), update, call)
     norm.updated.add(args[0].value)
     return True
 
@@ -209,9 +263,10 @@ def written_value(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None
 
 
 def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
-    """``np.fill_diagonal(a, v)``, ``np.put_along_axis(a, i, v, axis)``, ``np.copyto(a, b)`` and ``a.fill(v)`` (NumPy
-    functions and a method writing into their first array) as ``a[...] = composites.fill_diagonal(a, v)`` (and
-    ``put_along_axis(a, i, v, axis)``), ``a[...] = b`` and ``a[...] = v``: the write
+    """``np.fill_diagonal(a, v)``, ``np.put_along_axis(a, i, v, axis)``, ``np.copyto(a, b[, where=m])`` and
+    ``a.fill(v)`` (NumPy functions and a method writing into their first array) as ``a[...] =
+    composites.fill_diagonal(a, v)`` (and ``put_along_axis(a, i, v, axis)``), ``a[...] = b`` (with ``where=``:
+    ``np.where(m, b, a)``) and ``a[...] = v``: the write
     into a local array srcjax follows (cast to ``a``'s dtype; a view of another array is refused there). False:
     not one."""
     f = call.func
@@ -230,6 +285,9 @@ def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
         from ..numpy_extras import fill_diagonal, put_along_axis  # (what the resolver reads np.X as)
 
         n_args = 4 if fv in (np.put_along_axis, put_along_axis) else 2
+        where = [a.value for a in call.args if a.keyword is not None and a.keyword.value == "where"]
+        if fv is np.copyto and where and len(pos) == 2:
+            n_args = 3  # np.copyto(a, b, where=m)
         if not ok or fv not in (np.fill_diagonal, fill_diagonal, np.copyto, np.put_along_axis, put_along_axis) or \
                 len(pos) < 2 or len(call.args) != n_args:
             return False
@@ -239,6 +297,8 @@ def in_place_function(norm: Normalizer, call: cst.Call) -> bool:
         target = pos[0].value
         value = pos[1].value if fv is np.copyto else call  # (np.fill_diagonal, np.put_along_axis: srcjax's
         # functional ones)
+        if fv is np.copyto and where:  # the elements where `m` holds: `a[...] = np.where(m, b, a)`
+            value = cst.Call(func=dotted("np.where"), args=[cst.Arg(where[0]), cst.Arg(value), cst.Arg(target)])
     whole = cst.Subscript(value=target, slice=[cst.SubscriptElement(cst.Index(cst.Ellipsis()))])
     norm.index_assign(whole, norm.atom(value), call)
     return True

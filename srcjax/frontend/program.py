@@ -268,7 +268,7 @@ class Program:
             header += f"from srcjax.adjoint import {', '.join(used)}\n"
         library.update(own)
         for mod in ("srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.numpy_bits",
-                    "srcjax.linalg_names", "srcjax.polynomials",
+                    "srcjax.linalg_names", "srcjax.polynomials", "srcjax.scatter_combine",
                     "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm",
                     *REEXPORTED_MODULES):
             shown = sorted(n if called.get(n, n) == n else f"{n} as {called[n]}"

@@ -49,7 +49,7 @@ REEXPORTED_MODULES = ("srcjax.order_stats", "srcjax.construction", "srcjax.colle
                       "srcjax.lax_slicing", "srcjax.lax_numpy", "srcjax.lax_reduce", "srcjax.batch_keys",
                       "srcjax.batch_sums", "srcjax.batch_products")
 LIBRARY_MODULES = ("srcjax.adjoint", "srcjax.batched", "srcjax.composites", "srcjax.numpy_extras", "srcjax.numpy_bits",
-                   "srcjax.linalg_names", "srcjax.polynomials",
+                   "srcjax.linalg_names", "srcjax.polynomials", "srcjax.scatter_combine",
                    "srcjax.random", "srcjax.nn", "srcjax.scipy.special", "srcjax.scipy.stats.norm", *REEXPORTED_MODULES)
 """The helpers generated source calls: transpiled like user code, shown as imports (those of
 :data:`REEXPORTED_MODULES` from the module that re-exports them: ``srcjax.adjoint`` or ``srcjax.batched``)."""
