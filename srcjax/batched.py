@@ -563,7 +563,10 @@ def _in_range(index: Any, dim: int) -> Any:
     example is left: the un-batched scatter drops what is out of range). An example the batched program masks (one
     done with a ``while`` on batched data, one on the other side of an ``if``) still computes its indices, which
     may be out of range where its own program never reads with them: NumPy running the generated source must not
-    raise there."""
+    raise there. A boolean mask is left as it is (clipped it read as indices 0 and 1, a silent wrong answer): its
+    use is refused, as the un-batched program's."""
+    if index.dtype == bool:  # (a batched index: an array)
+        return index
     return np.clip(index, -dim, dim - 1)
 
 

@@ -159,11 +159,11 @@ def _popped(x):  # noqa: ANN001, ANN202
     return np.sum(hist[0] * hist[1])
 
 
-def test_the_refusal_of_pop_0_under_derivatives_suggests_a_slice() -> None:
-    # (the hint wrote `hist = [hist[0], hist[2]]`, which keeps the item popped)
-    with pytest.raises(srcjax.TranspileError, match=r"hist = hist\[1:\]") as e:
-        srcjax.grad(_popped)(X)
-    assert "test_hunt26_fixes.py" in str(e.value)
+def test_pop_0_under_derivatives_runs() -> None:
+    # (was refused with a hint, which once wrote `hist = [hist[0], hist[2]]`, keeping the item popped; refuse46 reads
+    # `hist.pop(0)` as `hist = hist[1:]`): sum(2x * 3x), so 12 x
+    np.testing.assert_allclose(srcjax.grad(_popped)(X), 12.0 * X, rtol=1e-12)
+    np.testing.assert_allclose(srcjax.jit(_popped)(X), _popped(X), rtol=1e-12)
 
 
 def _cached(np: Any) -> Callable[..., Any]:
