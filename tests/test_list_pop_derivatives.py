@@ -29,7 +29,7 @@ def read_last_then_pop(w):
 
 def window_in_loop(w):
     lst = [w]
-    for k in range(3):
+    for _ in range(3):
         lst.append(np.sin(lst[-1]) * 1.5)
         y = lst[-1]
         if len(lst) > 2:
@@ -53,7 +53,7 @@ def momentum_history(w):
 
 def popped_item_bound(w):
     lst = [w]
-    for k in range(3):
+    for _ in range(3):
         lst.append(np.sin(lst[-1]) * 1.5)
         y = lst.pop()
         w = w + y

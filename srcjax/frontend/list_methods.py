@@ -54,10 +54,11 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     # (a join into a name of its own only in the user's code: srcjax's helpers join static lists of strings, which
     # read better as they are)
     joins = not str(getattr(src.fn, "__module__", "") or "").startswith("srcjax.")
+    users = joins and not src.filename.startswith("<srcjax")  # (a generated `_tape.pop()` is a tape's, kept)
     smalls = _small_statements(src.fdef.body)
     changed = _changed(smalls) & lists
-    changes = [(c, small) for small in smalls
-               if (c := _change(small, lists, changed)) is not None and (joins or c.kind != "join" and not c.bare)]
+    changes = [(c, small) for small in smalls if (c := _change(small, lists, changed)) is not None and
+               (joins or c.kind != "join") and (users or not c.bare)]
     if not changes:
         return src
     fresh, shared = _bindings(src.fdef.body)
