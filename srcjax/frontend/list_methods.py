@@ -54,10 +54,11 @@ def rewrite(src: FunctionSource) -> FunctionSource:
     # (a join into a name of its own only in the user's code: srcjax's helpers join static lists of strings, which
     # read better as they are)
     joins = not str(getattr(src.fn, "__module__", "") or "").startswith("srcjax.")
+    users = joins and not src.filename.startswith("<srcjax")  # (a generated `_tape.pop()` is a tape's, kept)
     smalls = _small_statements(src.fdef.body)
     changed = _changed(smalls) & lists
-    changes = [(c, small) for small in smalls
-               if (c := _change(small, lists, changed)) is not None and (joins or c.kind != "join")]
+    changes = [(c, small) for small in smalls if (c := _change(small, lists, changed)) is not None and
+               (joins or c.kind != "join") and (users or not c.bare)]
     if not changes:
         return src
     fresh, shared = _bindings(src.fdef.body)
@@ -118,6 +119,7 @@ class _Change:
     first: cst.BaseExpression | None = None
     elements: tuple[cst.BaseElement, ...] | None = None
     target: cst.BaseAssignTargetExpression | None = None  # ("pop": what the item taken out is bound to)
+    bare: bool = False  # ("pop": `lst.pop()`, no place written; rewritten in the user's code only)
 
 
 def _elements(seq: cst.BaseExpression) -> tuple[cst.BaseExpression, ...] | None:
@@ -263,11 +265,15 @@ def _pop(small: cst.CSTNode) -> _Change | None:
     else:
         return None
     if not (isinstance(call, cst.Call) and isinstance(f := call.func, cst.Attribute) and isinstance(f.value, cst.Name)
-            and f.attr.value == "pop" and len(call.args) == 1 and call.args[0].keyword is None and
-            not call.args[0].star and _literal_int(call.args[0].value)):
+            and f.attr.value == "pop" and (not call.args or len(call.args) == 1 and call.args[0].keyword is None and
+                                           not call.args[0].star and _literal_int(call.args[0].value))):
         return None
     if target is not None and f.value.value in names_in(target):
         return None
+    if not call.args:  # `lst.pop()`, its item unused: `lst = lst[:-1]` (derivatives gave the item taken out no
+        if target is not None:  # cotangent, a None later added: `v = lst.pop()` runs as it is)
+            return None
+        return _Change(f.value.value, "pop", True, first=cst.UnaryOperation(cst.Minus(), cst.Integer("1")), bare=True)
     return _Change(f.value.value, "pop", True, first=call.args[0].value, target=target)
 
 
