@@ -211,33 +211,24 @@ _SHARING_CALLS = {"list", "tuple", "dict", "reversed", "sorted", "max", "min", "
 _SHARING_METHODS = {"get", "pop", "values", "items", "setdefault", "popitem"}
 
 
+def _may_leaf(value: cst.BaseExpression, held: bool) -> list[str] | None:
+    if isinstance(value, cst.Name):
+        return [value.value] if held and value.value not in ("None", "True", "False") else []
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value in _SHARING_METHODS and isinstance(value.func.value, cst.Name):
+        return [value.func.value.value]
+    if held and (base := _user_view_of(value)) is not None:  # (`y[i]`: a copy of a 1-D array's element)
+        return [base]
+    return None
+
+
 def _may_sources(value: cst.BaseExpression, held: bool = False) -> list[str]:
     """The names whose arrays ``value`` may be, or hold as items, without a copy: a name (``held``: as an item of
     a container being made), the elements of a display, an item of a display (``[s][0]``), a branch of a
     conditional expression, the arguments of ``list(...)``/``dict(a=x)``/``max(...)``, a concatenation of lists
     (``[s] + [x]``), a container method's result (``d.get('a')``). Anything else is a new array (an operator's,
     a NumPy function's) or followed by the rest of this module (views, items of a name, a user function)."""
-    if isinstance(value, cst.Name):
-        return [value.value] if held and value.value not in ("None", "True", "False") else []
-    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-        return [n for e in value.elements for n in _may_sources(e.value, True)]
-    if isinstance(value, cst.Dict):
-        return [n for e in value.elements if isinstance(e, cst.DictElement) for n in _may_sources(e.value, True)]
-    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.List, cst.Tuple, cst.Dict)):
-        return _may_sources(value.value, True)
-    if isinstance(value, cst.IfExp):
-        return _may_sources(value.body, True) + _may_sources(value.orelse, True)
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
-            any(isinstance(x, (cst.List, cst.Tuple)) for x in (value.left, value.right)):
-        return _may_sources(value.left, True) + _may_sources(value.right, True)
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _SHARING_CALLS:
-        return [n for a in value.args for n in _may_sources(a.value, True)]
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
-            value.func.attr.value in _SHARING_METHODS and isinstance(value.func.value, cst.Name):
-        return [value.func.value.value]
-    if held and (base := _user_view_of(value)) is not None:  # (`y[i]`: a copy of a 1-D array's element)
-        return [base]
-    return []
+    return item_views.display_sources(value, held, _may_leaf, _SHARING_CALLS, True)
 
 
 def _unpacked_sources(tgt: cst.BaseExpression, value: cst.BaseExpression,

@@ -14,11 +14,16 @@ at the changing line.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
+from typing import TypeVar
+
 import libcst as cst
 
 from .names import code
 
-__all__ = ["branch_item", "depth", "may_overlap", "unsure_item", "unsure_sources"]
+__all__ = ["branch_item", "depth", "display_sources", "may_overlap", "unsure_item", "unsure_sources"]
+
+T = TypeVar("T")
 
 _INDEX_KINDS = (cst.Name, cst.Integer, cst.SimpleString, cst.UnaryOperation, cst.BinaryOperation)
 _SHARING_CALLS = {"list", "tuple", "reversed", "sorted", "iter"}
@@ -114,25 +119,47 @@ def _names(t: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
+def display_sources(value: cst.BaseExpression, held: bool, leaf: Callable[[cst.BaseExpression, bool], list[T] | None],
+                    calls: Collection[str], through: bool) -> list[T]:
+    """What ``leaf`` finds in ``value`` and in what ``value`` may be or hold without a copy (``held``: as an item of a
+    container being made): ``leaf(value, held)`` first (a list ends the walk there, None walks on), then the
+    elements of a display, an item of a display (``[s][0]``), the branches of a conditional expression, the operands
+    of a concatenation of lists (``[s] + [x]``) and the arguments of a call of a name in ``calls``
+    (``list(...)``). ``through``: a branch's, an operand's and an argument's values count as held items (else a
+    branch keeps ``held`` and the others are not held). :func:`unsure_sources` and ``alias_events``' names a value
+    may be walk with it."""
+    if (found := leaf(value, held)) is not None:
+        return found
+
+    def inner(v: cst.BaseExpression, h: bool) -> list[T]:
+        return display_sources(v, h, leaf, calls, through)
+
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [p for e in value.elements for p in inner(e.value, True)]
+    if isinstance(value, cst.Dict):
+        return [p for e in value.elements if isinstance(e, cst.DictElement) for p in inner(e.value, True)]
+    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.List, cst.Tuple, cst.Dict)):
+        return inner(value.value, True)
+    if isinstance(value, cst.IfExp):
+        return inner(value.body, held or through) + inner(value.orelse, held or through)
+    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
+            any(isinstance(x, (cst.List, cst.Tuple)) for x in (value.left, value.right)):
+        return inner(value.left, through) + inner(value.right, through)
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in calls:
+        return [p for a in value.args for p in inner(a.value, through)]
+    return []
+
+
+def _unsure_leaf(value: cst.BaseExpression, held: bool) -> list[tuple[str, str]] | None:
+    if held and (base := unsure_item(value)) is not None:
+        return [(base, code(value))]
+    if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
+        return _comprehension(value)
+    return None
+
+
 def unsure_sources(value: cst.BaseExpression, held: bool = False) -> list[tuple[str, str]]:
     """(variable, item as written) of each integer-indexed item ``value`` may be or hold (``held``: as an item of a
     container being made): the elements of a display, its item, a branch of a conditional expression, a
     concatenation of lists, ``list(...)``'s argument, a comprehension's items."""
-    if held and (base := unsure_item(value)) is not None:
-        return [(base, code(value))]
-    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
-        return [p for e in value.elements for p in unsure_sources(e.value, True)]
-    if isinstance(value, cst.Dict):
-        return [p for e in value.elements if isinstance(e, cst.DictElement) for p in unsure_sources(e.value, True)]
-    if isinstance(value, cst.Subscript) and isinstance(value.value, (cst.List, cst.Tuple, cst.Dict)):
-        return unsure_sources(value.value, True)
-    if isinstance(value, cst.IfExp):
-        return unsure_sources(value.body, held) + unsure_sources(value.orelse, held)
-    if isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Add) and \
-            any(isinstance(x, (cst.List, cst.Tuple)) for x in (value.left, value.right)):
-        return unsure_sources(value.left) + unsure_sources(value.right)
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value in _SHARING_CALLS:
-        return [p for a in value.args for p in unsure_sources(a.value)]
-    if isinstance(value, (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)):
-        return _comprehension(value)
-    return []
+    return display_sources(value, held, _unsure_leaf, _SHARING_CALLS, False)
