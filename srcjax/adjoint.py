@@ -39,7 +39,7 @@ from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imp
     max_share,
     sinc_slope,
 )
-from .in_place_cast import container_refused, in_place  # noqa: F401  (`w += m` in generated source: in_place(w, add))
+from .in_place_cast import in_place, rebound_refused  # noqa: F401  (`w += m` in generated source: in_place(w, add))
 from .index_writes import winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
@@ -252,8 +252,8 @@ def add_leaf(a: Any, b: Any) -> Any:
 
 
 def rebound(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) -> Any:  # `xs += [v]`: bound again
-    refused = alias and rank == 0 and isinstance(x, (list, dict))  # (a helper's, of the caller's list or dict)
-    return container_refused(alias, "list" if isinstance(x, list) else "dict") if refused else new
+    kind = "list" if isinstance(x, list) else "dict" if isinstance(x, dict) else ""  # (in_place_cast: refusals)
+    return rebound_refused(tree_map(np.ndim, x) if alias and rank > 1 else 0, kind, axes, alias, rank) or new
 
 
 def first_of(a: Any, b: Any) -> Any:  # what unbroadcast/broadcast_like give for a container's cotangent: `a`

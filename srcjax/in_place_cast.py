@@ -21,10 +21,12 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from .pytree import is_tree
+from .core import UnsupportedSyntaxError
+from .pytree import is_tree, tree_map
 from .weak_arrays import WeakArray
 
-__all__ = ["cast_refusal", "container_refused", "in_place", "shape_refusal"]
+__all__ = ["cast_refusal", "container_alias", "container_refused", "in_place", "reach_rank", "rebound_refused",
+           "shape_refusal"]
 
 # dtype kinds in NumPy's 'same_kind' order: a cast may go down within a kind and up to a later kind
 _KIND_RANK = {"b": 0, "u": 1, "i": 1, "f": 2, "V": 2, "c": 3}  # (V: bfloat16, a float)
@@ -60,6 +62,39 @@ def cast_refusal(x_dtype: Any, new_dtype: Any) -> str | None:
             f"UFuncTypeError: `x op= v` keeps x's dtype)")
 
 
+def reach_rank(ndims: Any, axes: int = 0) -> int:
+    """The dimensions of a container counted through it, given as ``tree_map(np.ndim, xs)``: one per list, tuple or
+    dict level and then the leaf's own (less ``axes`` batch axes; a number has 0), the most over its leaves.
+    ``xs[0][1]`` of a list ``xs`` of 2-D arrays is a view of a row as ``y[0, 1]`` of a 3-D ``y`` is: both reach 3."""
+    if is_tree(ndims):
+        values = ndims.values() if isinstance(ndims, dict) else ndims if isinstance(ndims, (list, tuple)) else ()
+        return 1 + max((reach_rank(v, axes) for v in values), default=0)
+    return max(int(ndims) - axes, 0) if isinstance(ndims, (int, np.integer)) else 0
+
+
+def container_alias(ndims: Any, axes: int, alias: str, rank: int) -> tuple[str, str] | None:
+    """The refusal (message, hint) of ``in_place(xs, xs, alias=..., rank=r)`` of a container ``xs`` (``ndims``:
+    ``tree_map(np.ndim, xs)``) whose items are taken by integer indices and keys (``xs[0][1], xs[1][0] = xs[1][0],
+    xs[0][1]``) where such an item is a NumPy view (:func:`reach_rank` ``>= r``: a list of 2-D arrays for ``r``
+    3); None where they are numbers (copies), or where the check is not of items (``rank`` 0 or 1)."""
+    if not alias or rank < 2 or not is_tree(ndims) or reach_rank(ndims, axes) < rank:
+        return None
+    return _tuple_refusal(alias, rank, held=True) if " = " in alias else alias_refusal(alias, rank)
+
+
+def rebound_refused(ndims: Any, kind: str, axes: int, alias: str, rank: int) -> bool:
+    """``adjoint.rebound``'s refusals (``in_place`` of a container, when specializing), False where there is none:
+    a helper's ``xs += [v]`` of the caller's list or dict (``kind``; ``rank`` 0: :func:`container_refused`), or an
+    item of an array it holds that is a NumPy view (``ndims``: ``tree_map(np.ndim, xs)``; :func:`container_alias`,
+    an ``UnsupportedSyntaxError`` located at the user's line)."""
+    if alias and rank == 0 and kind:
+        container_refused(alias, kind)
+    refused = container_alias(ndims, axes, alias, rank)
+    if refused is not None:
+        raise UnsupportedSyntaxError(refused[0], hint=refused[1])
+    return False
+
+
 def _rebinds(x: Any, axes: int) -> bool:
     return is_tree(x) or isinstance(x, WeakArray) or not isinstance(x, np.ndarray) or x.ndim <= axes
 
@@ -79,6 +114,10 @@ def in_place(x: Any, new: Any, axes: int = 0, alias: str = "", rank: int = 1) ->
         raise ValueError(alias_refusal(alias, rank)[0])  # (a helper's `t op= v` changes an array, a 0-d one too)
     if alias and rank == 0 and isinstance(x, (list, dict)):  # (a helper's `xs += [v]` / `d |= {...}` changes the
         container_refused(alias, "list" if isinstance(x, list) else "dict")  # caller's list or dict)
+    if alias and rank > 1 and is_tree(x):  # (a list's 2-D arrays' rows: views)
+        refused = container_alias(tree_map(np.ndim, x), axes, alias, rank)
+        if refused is not None:
+            raise ValueError(refused[0])
     if _rebinds(x, axes):
         return new
     if alias and x.ndim - axes >= rank:
@@ -145,9 +184,10 @@ def _split(side: str) -> list[str]:
     return [*out, side[start:].strip()]
 
 
-def _tuple_refusal(statement: str, rank: int) -> tuple[str, str]:
+def _tuple_refusal(statement: str, rank: int, held: bool = False) -> tuple[str, str]:
     """The message and hint for the tuple assignment ``statement`` (``y[0], y[1] = y[1], y[0]``) of an array of
-    ``rank`` dimensions or more, a later value of which is an item that an earlier target writes into."""
+    ``rank`` dimensions or more (``held``: of arrays a container holds, its indices and keys counted with theirs), a
+    later value of which is an item that an earlier target writes into."""
     targets, values = (_split(side) for side in statement.split(" = ", 1))
     item = re.compile(r"([A-Za-z_][A-Za-z_0-9]*)\[([^\[\],:]+)\]")
     found = [item.fullmatch(x) for x in targets + values]
@@ -159,8 +199,11 @@ def _tuple_refusal(statement: str, rank: int) -> tuple[str, str]:
         fancy = f"`{base}[[{ti}]] = {base}[[{vi}]]`"
     copies = ", ".join(f"{v}.copy()" if re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]*\[.*\]", v) else v for v in values)
     return (f"`{statement}`: NumPy evaluates the values first, and an item taken by integer indices of an array of "
-            f"{rank} dimensions or more is a view of its memory, not a copy; it then writes the targets in order, so "
-            f"a value read after an earlier target wrote into its elements holds what that write put there (swapping "
-            f"two rows this way makes both rows the second one); srcjax's values are the items as they were, so the "
-            f"answers would differ",
+            f"{rank} dimensions or more"
+            + (" (counting the indices and keys of the list, tuple or dict that holds it: a list of 2-D arrays "
+               "counts 3)" if held else "")
+            + " is a view of its memory, not a copy; it then writes the targets in order, so a value read after an "
+            "earlier target wrote into its elements holds what that write put there (swapping two rows this way "
+            "makes both rows the second one); srcjax's values are the items as they were, so the answers would "
+            "differ",
             f"index with lists, which copies: {fancy}; or copy the values: `{', '.join(targets)} = {copies}`")

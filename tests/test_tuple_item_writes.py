@@ -164,6 +164,137 @@ def test_chained_indices_into_a_lists_arrays_run() -> None:
     np.testing.assert_array_equal(np.asarray(srcjax.jit(_chained_in_lists)(a, b)), _chained_in_lists(a, b))
 
 
+def _listed(a, b):  # noqa: ANN001, ANN202
+    xs = [a.copy(), b.copy()]
+    xs[0][1], xs[1][0] = xs[1][0], xs[0][1]  # (rows of 2-D arrays: views; was run as a swap, a silent wrong answer)
+    return xs[0] + 2.0 * xs[1]
+
+
+def _one_array_listed(a, b):  # noqa: ANN001, ANN202
+    xs = [a.copy(), b.copy()]
+    xs[0][0], xs[0][1] = xs[0][1], xs[0][0]
+    return xs[0] + 2.0 * xs[1]
+
+
+def _in_a_dict(a, b):  # noqa: ANN001, ANN202
+    d = {"w": a.copy(), "v": b.copy()}
+    d["w"][0], d["v"][1] = d["v"][1], d["w"][0]
+    return d["w"] + 2.0 * d["v"]
+
+
+def _in_a_tuple(a, b):  # noqa: ANN001, ANN202
+    pair = (a.copy(), b.copy())
+    pair[1][0], pair[0][1] = pair[0][1], pair[1][0]
+    return pair[0] + 2.0 * pair[1]
+
+
+def _by_loop_index(a, b):  # noqa: ANN001, ANN202
+    xs = [a.copy(), b.copy()]
+    for i in range(2):
+        xs[i][0], xs[i][1] = xs[i][1], xs[i][0]
+    return xs[0] + 2.0 * xs[1]
+
+
+def _by_loop_key(a, b):  # noqa: ANN001, ANN202
+    d = {"w": a.copy(), "v": b.copy()}
+    for k in ["w", "v"]:
+        d[k][0], d[k][1] = d[k][1], d[k][0]
+    return d["w"] + 2.0 * d["v"]
+
+
+def _loop_variable(a, b):  # noqa: ANN001, ANN202
+    out = []
+    for x in [a, b]:
+        x = x.copy()
+        x[0], x[1] = x[1], x[0]
+        out.append(x)
+    return out[0] + 2.0 * out[1]
+
+
+def _list_argument(xs):  # noqa: ANN001, ANN202
+    xs = [x.copy() for x in xs]
+    xs[0][1], xs[1][0] = xs[1][0], xs[0][1]
+    return xs[0] + 2.0 * xs[1]
+
+
+def _two_indices_listed(a, b):  # noqa: ANN001, ANN202
+    xs = [a.copy(), b.copy()]
+    xs[0][1, 2], xs[1][0, 1] = xs[1][0, 1], xs[0][1, 2]  # (numbers of 2-D arrays: run)
+    return xs[0] + 2.0 * xs[1]
+
+
+def _copied_listed(a, b):  # noqa: ANN001, ANN202
+    xs = [a.copy(), b.copy()]
+    xs[0][1], xs[1][0] = xs[1][0].copy(), xs[0][1].copy()  # (copies: run)
+    return xs[0] + 2.0 * xs[1]
+
+
+# (function of two arrays held in a container, the ranks of those arrays where NumPy's items are views)
+HELD: list[tuple[Callable[..., Any], set[int]]] = [
+    (_listed, {2}), (_one_array_listed, {2}), (_in_a_dict, {2}), (_in_a_tuple, {2}), (_by_loop_index, {2}),
+    (_by_loop_key, {2}), (_loop_variable, {2}), (_two_indices_listed, set()), (_copied_listed, set())]
+A1, B1 = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
+A2, B2 = np.arange(6.0).reshape(2, 3), -np.arange(6.0).reshape(2, 3) - 10.0
+
+
+@pytest.mark.parametrize("fn,views", HELD, ids=[f.__name__.strip("_") for f, _ in HELD])
+@pytest.mark.parametrize("ab", [(A1, B1), (A2, B2)], ids=["1d", "2d"])
+def test_items_of_arrays_a_container_holds_agree_with_numpy_or_are_refused(
+        fn: Callable[..., Any], views: set[int], ab: tuple[np.ndarray, np.ndarray]) -> None:
+    a, b = ab
+    if fn is _two_indices_listed and a.ndim == 1:
+        pytest.skip("NumPy's IndexError")
+    want = fn(a, b)
+    if a.ndim in views:
+        for run in (lambda: srcjax.jit(fn)(a, b), lambda: srcjax.grad(lambda a, b: np.sum(fn(a, b)))(a, b),
+                    lambda: srcjax.vmap(fn)(np.stack([a, a]), np.stack([b, b]))):
+            with pytest.raises(srcjax.TranspileError) as e:
+                run()
+            assert "test_tuple_item_writes.py:" in str(e.value).splitlines()[0], str(e.value)
+            assert "_srcjax_" not in str(e.value), str(e.value)
+        return
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(fn)(a, b)), want)
+    np.testing.assert_array_equal(np.asarray(srcjax.numpy_function(srcjax.jit(fn))(a, b)), want)
+    w = np.arange(1.0, 1.0 + want.size).reshape(want.shape)
+    grads = srcjax.grad(lambda a, b: np.sum(fn(a, b) * w), argnums=(0, 1))(a, b)
+    fd = [np.zeros_like(a), np.zeros_like(b)]
+    for k, x in enumerate((a, b)):  # (linear: one difference of each entry is exact)
+        for i in np.ndindex(x.shape):
+            e1 = np.zeros_like(x)
+            e1[i] = 1.0
+            shifted = (a + e1, b) if k == 0 else (a, b + e1)
+            fd[k][i] = np.sum((fn(*shifted) - want) * w)
+    for g, f in zip(grads, fd):
+        np.testing.assert_allclose(np.asarray(g), f, rtol=1e-12, atol=1e-12)
+    batched = np.asarray(srcjax.vmap(fn)(np.stack([a, a + 1.0]), np.stack([b, b - 1.0])))
+    np.testing.assert_array_equal(batched, np.stack([fn(a, b), fn(a + 1.0, b - 1.0)]))
+
+
+def test_a_list_argument_of_2d_arrays_is_refused_and_of_1d_runs() -> None:
+    np.testing.assert_array_equal(np.asarray(srcjax.jit(_list_argument)([A1, B1])), _list_argument([A1, B1]))
+    with pytest.raises(srcjax.TranspileError) as e:
+        srcjax.jit(_list_argument)([A2, B2])
+    text = str(e.value)
+    assert f"test_tuple_item_writes.py:{_line_of(_list_argument, 'xs[0][1], xs[1][0] =')}:" in text.splitlines()[0]
+    assert "a list of 2-D arrays counts 3" in text and "xs[1][0].copy(), xs[0][1].copy()" in text, text
+
+
+def _repeated_into_a_dict(y):  # noqa: ANN001, ANN202
+    d = {"w": y.copy(), "v": y.copy() * 2.0}
+    d["v"][[4, 4, 3]] = d["w"][[4, 2, 3]]  # (the write of y[4] is overwritten by that of y[2]: no derivative)
+    return np.stack([d["w"], d["v"]]) * np.arange(1.0, 3.0)[:, None]
+
+
+def _repeated_into_a_dict_loss(y):  # noqa: ANN001, ANN202
+    return np.sum(_repeated_into_a_dict(y))
+
+
+def test_grad_of_a_write_at_repeated_indices_into_a_dicts_array() -> None:
+    x = np.arange(6.0) * 0.5 - 2.0
+    want = [np.sum(_repeated_into_a_dict(x + e) - _repeated_into_a_dict(x)) for e in np.eye(6)]
+    np.testing.assert_allclose(np.asarray(srcjax.grad(_repeated_into_a_dict_loss)(x)), want, rtol=1e-12)
+
+
 def _swap_in(y, i, j):  # noqa: ANN001, ANN202
     y[i], y[j] = y[j], y[i]
     return y
@@ -266,14 +397,24 @@ _DIR = Path(tempfile.mkdtemp(prefix="srcjax_tuple_items_"))
 SHAPES = {1: (6,), 2: (6, 3), 3: (6, 2, 3)}
 
 
+# the containers a program may hold its arrays in (the items as written, then the display): `y` itself, or two
+# arrays made from it in a list, a tuple, a dict, or a tuple of lists
+HOLDERS = {"": (["y"], ""), "list": (["xs[0]", "xs[1]"], "xs = [y.copy(), y.copy() * 2.0]"),
+           "tuple": (["xs[0]", "xs[1]"], "xs = (y.copy(), y.copy() * 2.0)"),
+           "dict": (['d["w"]', 'd["v"]'], 'd = {"w": y.copy(), "v": y.copy() * 2.0}'),
+           "lists": (["p[0][0]", "p[1][0]"], "p = ([y.copy()], [y.copy() * 2.0])")}
+
+
 def write_program(r: random.Random) -> tuple[str, int]:
     """``def f(y)`` writing ``k`` items (integer indices, possibly negative, overlapping or equal), slices of one
-    length, lists of indices or pairs of indices of ``y`` with ``k`` others, as one tuple assignment or written out
-    through names; and the rank of ``y``."""
+    length, lists of indices or pairs of indices of ``y``, or of two arrays made from it that a list, a tuple, a
+    dict or a tuple of lists holds, with ``k`` others, as one tuple assignment or written out through names; and
+    the rank of ``y``."""
     ndim = r.choice([1, 2, 3])
     n = SHAPES[ndim][0]
     kind = r.choice(["int", "int", "int", "slice", "list"] + (["pair"] if ndim > 1 else []))
     length = r.randint(1, 3)
+    held, made = HOLDERS[r.choice(["", "", "list", "tuple", "dict", "lists"])]
 
     def index() -> str:
         if kind == "int":
@@ -287,14 +428,15 @@ def write_program(r: random.Random) -> tuple[str, int]:
         return f"{r.randrange(n)}, {r.randrange(SHAPES[ndim][1])}"
 
     k = r.randint(2, 3)
-    targets = [f"y[{index()}]" for _ in range(k)]
-    values = [f"y[{index()}]" + (".copy()" if r.random() < 0.15 else "") for _ in range(k)]
+    targets = [f"{r.choice(held)}[{index()}]" for _ in range(k)]
+    values = [f"{r.choice(held)}[{index()}]" + (".copy()" if r.random() < 0.15 else "") for _ in range(k)]
     if r.random() < 0.7:
         body = [f"{', '.join(targets)} = {', '.join(values)}"]
     else:
         body = [f"v{j} = {v}" for j, v in enumerate(values)] + [f"{t} = v{j}" for j, t in enumerate(targets)]
-    text = "import numpy as np\n\n\ndef f(y):\n    y = y.copy()\n" + "".join(f"    {ln}\n" for ln in body)
-    text += "    return y\n"
+    text = "import numpy as np\n\n\ndef f(y):\n    " + (made or "y = y.copy()") + "\n"
+    text += "".join(f"    {ln}\n" for ln in body)
+    text += f"    return {'y' if not made else f'np.stack([{held[0]}, {held[1]}])'}\n"
     return text, ndim
 
 
@@ -310,15 +452,16 @@ def _load(text: str) -> Any:
 
 def _refused_at_a_written_line(e: srcjax.TranspileError, text: str) -> None:
     first = str(e).splitlines()[0]
-    lines = {k + 1 for k, ln in enumerate(text.splitlines()) if "y[" in ln and "=" in ln}
+    lines = {k + 1 for k, ln in enumerate(text.splitlines()) if "][" in ln or "y[" in ln and "=" in ln}
     assert any(f".py:{ln}:" in first for ln in lines), f"{e}\n{text}"
     assert "_srcjax_" not in str(e), f"{e}\n{text}"
 
 
 def check(text: str, ndim: int) -> str:
     """``"ok"`` or ``"refused"`` (at one of the program's lines); an AssertionError (with the program) where srcjax
-    gives another number than NumPy: jit, the generated source run by NumPy, and grad (a weighted sum of the
-    result) against NumPy's function's own derivative, which is exact (the result is a selection of ``y``)."""
+    gives another number than NumPy: jit, the generated source run by NumPy, grad (a weighted sum of the result)
+    against NumPy's function's own derivative, which is exact (the result is a selection of ``y``), and vmap (a
+    refusal there too where jit refuses)."""
     f = _load(text)
     x = np.arange(float(np.prod(SHAPES[ndim]))).reshape(SHAPES[ndim]) * 0.5 - 2.0
     want = f(x.copy())
@@ -326,6 +469,9 @@ def check(text: str, ndim: int) -> str:
         got = np.asarray(srcjax.jit(f)(x))
     except srcjax.TranspileError as e:
         _refused_at_a_written_line(e, text)
+        with pytest.raises(srcjax.TranspileError) as e2:
+            srcjax.vmap(f)(np.stack([x, x + 1.0]))
+        _refused_at_a_written_line(e2.value, text)
         return "refused"
     np.testing.assert_array_equal(got, want, err_msg=f"jit\n{text}")
     np.testing.assert_array_equal(np.asarray(srcjax.numpy_function(srcjax.jit(f))(x.copy())), want,
@@ -338,6 +484,8 @@ def check(text: str, ndim: int) -> str:
         e1[i] = 1.0
         fd[i] = np.sum((f(x + e1) - f(x.copy())) * w)
     np.testing.assert_allclose(grad, fd, rtol=1e-12, atol=1e-12, err_msg=f"grad\n{text}")
+    np.testing.assert_array_equal(np.asarray(srcjax.vmap(f)(np.stack([x, x + 1.0]))),
+                                  np.stack([want, f(x + 1.0)]), err_msg=f"vmap\n{text}")
     return "ok"
 
 
@@ -349,7 +497,7 @@ def test_random_tuple_assignments_agree_with_numpy_or_are_refused(seed: int) -> 
 
 def test_the_generator_writes_each_kind() -> None:
     texts = "".join(write_program(random.Random(s))[0] for s in range(200))
-    for spelling in ("y[-", ":", "y[[", ".copy()", "v0 = ", ", y["):
+    for spelling in ("y[-", ":", "y[[", ".copy()", "v0 = ", ", y[", "xs[1][", 'd["v"][', "p[1][0][", "= (y"):
         assert spelling in texts, spelling
 
 

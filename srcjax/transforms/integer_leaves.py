@@ -4,7 +4,7 @@ A loop body's carry ``(n + 1, s * 0.5 + x[i] * n)`` is one active container, so 
 counter ``n`` active too, and reverse mode would read ``n``'s cotangent from the carry's cotangent, which
 holds None there (an integer leaf has no derivative: :func:`srcjax.adjoint.pack_like`). :func:`integer_names`
 finds such names statically, so that activity leaves them out: an integer carries no derivative. The same
-names are index keys that cannot repeat (:func:`~.activity.unique_keys`).
+names are index keys that cannot repeat (:func:`unique_keys`, here).
 
 A name is an integer when every binding of it is: an integer literal, ``len(...)``, a loop target over
 ``range(...)`` or ``reversed(range(...))``, ``+ - * // %`` of integers (``n += 1`` too), or an element of a
@@ -23,7 +23,7 @@ import libcst as cst
 
 from .. import gc_pause
 from ..adjoint import is_saved_list_name
-from ..frontend.names import code, target_names
+from ..frontend.names import boolean_valued, code, target_names
 from ..frontend.restructure import walk
 
 _INT_OPS = frozenset({cst.Add, cst.Subtract, cst.Multiply, cst.FloorDivide, cst.Modulo})  # (by exact type)
@@ -256,3 +256,68 @@ class _Integers:
                     ints.discard(n)
                     changed = True
         return ints
+
+
+# libcst classes tested by exact type (``type(n) in ...``)
+_LITERALS = frozenset({cst.Dict, cst.List, cst.Tuple, cst.DictComp, cst.ListComp})
+
+
+def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
+    """Names bound only to Python integers in ``body`` (:func:`.integer_leaves.integers`: integer literals,
+    ``len(...)``, sums and products of such, targets of loops over ``range(...)``, integer elements of tuples and
+    dicts: a counter ``i = 0 ... i = i + 1``, a scan's step), or only to comparisons (boolean masks), and keys of
+    dicts and lists. As index keys they cannot name an element twice (``winning_writes`` folds away). ``params``
+    (the function's parameters, bound on entry to anything) are never such names, nor is what is computed from
+    them: a parameter rebound in ``body`` (``y = 3 * y``) is not an integer for its rebinding's sake."""
+    binds, ints = analysed(body, params)
+    bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
+    keys, arrays = _container_keys(body, binds)  # (a key of a dict that also indexes an array may repeat there:
+    # item_write's `inner`, `{**item, inner: v}` or `item[inner] = v`; winning_writes folded away, a wrong grad)
+    return UniqueKeys(ints | bools | (keys - arrays), containers=frozenset(keys - ints - bools))
+
+
+class UniqueKeys(frozenset[str]):
+    """:func:`unique_keys`' names, knowing which are keys of containers (``containers``): the cotangent of a
+    container's item cleared by such a key keeps the container's structure (a dict's item: zeros of its shape)."""
+
+    containers: frozenset[str]
+
+    def __new__(cls, names: Any, containers: frozenset[str] = frozenset()) -> UniqueKeys:
+        made = super().__new__(cls, names)
+        made.containers = containers
+        return made
+
+
+def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> tuple[set[str], set[str]]:
+    """Names that index a dict or list literal's name in an assignment (``out[k] = v``): a key or a position; and
+    those of them that index another value in an assignment too (an array's index, which may repeat)."""
+    containers = {n for n, bs in binds.items() if any(type(b) in _LITERALS for b in bs)}
+    keys: set[str] = set()
+    arrays: set[str] = set()
+    for st, _ in walk(body):
+        if st.__class__ is cst.Assign and st.value.__class__ is cst.Call and len(st.value.args) == 3 and \
+                st.value.func.__class__ is cst.Attribute and st.value.func.attr.value == "index_update" and \
+                code(st.value.func) == "srcjax.lax.index_update":
+            x, key = st.value.args[0].value, st.value.args[1].value
+            if isinstance(x, cst.Name) and x.value in containers and isinstance(key, cst.Name):
+                keys.add(key.value)
+            elif isinstance(key, cst.Name):
+                arrays.add(key.value)
+    keys.update(n for n, bs in binds.items() if bs and all(_item_key(b, binds) for b in bs))
+    return keys, arrays & keys
+
+
+def _item_key(b: Any, binds: dict[str, list[Any]]) -> bool:
+    """Whether a binding is a container's key by construction: the target of a loop over a container's keys (``for k
+    in item_keys(a)``, the list maybe named first: srcjax.batched's ``batch_select_items``) or vmap's item key
+    (``item_key(key, flags)``: ``batch_index_cleared`` of a container)."""
+    if b.__class__ is cst.Call:  # (exact: libcst's node classes are final; isinstance goes through ABCMeta)
+        return code(b.func).rsplit(".", 1)[-1] == "item_key"  # type: ignore[attr-defined]
+    if not (isinstance(b, tuple) and b[0] == "for"):
+        return False
+    seq = b[1]
+    for _ in range(4):  # (through copies: `loop_items_1 = loop_items`)
+        if isinstance(seq, cst.Name) and len(binds.get(seq.value, ())) == 1 and \
+                isinstance(binds[seq.value][0], cst.BaseExpression):
+            seq = binds[seq.value][0]
+    return isinstance(seq, cst.Call) and code(seq.func).rsplit(".", 1)[-1] == "item_keys"
