@@ -26,29 +26,17 @@ from typing import Any
 import libcst as cst
 
 from .located import Located
-from .names import NODE_CLASSES, syntax_children, walk
+from .names import statement_nodes, walk
 from .read import FunctionSource
 
 _LOOPS = (cst.For, cst.While)
-# the nodes a statement can be in: suites, compound statements and their clauses (a loop is never in an expression
-# or a simple statement's line: a lambda's body is an expression, a comprehension's `for` is not a loop statement)
-_HOLDS_STATEMENTS = frozenset(c for c in NODE_CLASSES if issubclass(c, (
-    cst.BaseSuite, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
-    cst.MatchCase)))
 
 
 def has_loop_else(fdef: cst.FunctionDef) -> bool:
     """Whether ``fdef`` (or a function nested in it) has a loop with an ``else`` clause: a walk of its statements
-    alone, not of every expression (most functions, srcjax's generated ones among them, have none)."""
-    stack: list[cst.CSTNode] = [fdef.body]
-    holds, loops = _HOLDS_STATEMENTS, _LOOPS
-    while stack:
-        n = stack.pop()
-        if n.__class__ in loops and n.orelse is not None:  # type: ignore[attr-defined]
-            return True
-        if n.__class__ is not cst.SimpleStatementSuite:
-            stack.extend(c for c in syntax_children(n) if c.__class__ in holds)
-    return False
+    alone (``names.statement_nodes``), not of every expression (most functions, srcjax's generated ones among
+    them, have none)."""
+    return any(n.__class__ in _LOOPS and n.orelse is not None for n in statement_nodes(fdef.body))  # type: ignore
 
 
 def rewrite(src: FunctionSource) -> FunctionSource:
