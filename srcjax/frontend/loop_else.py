@@ -36,7 +36,7 @@ def has_loop_else(fdef: cst.FunctionDef) -> bool:
     """Whether ``fdef`` (or a function nested in it) has a loop with an ``else`` clause: a walk of its statements
     alone (``names.statement_nodes``), not of every expression (most functions, srcjax's generated ones among
     them, have none)."""
-    return any(n.__class__ in _LOOPS and n.orelse is not None for n in statement_nodes(fdef.body))  # type: ignore
+    return any(n.__class__ in _LOOPS and n.orelse is not None for n in statement_nodes(fdef.body, small=False))  # type: ignore
 
 
 def rewrite(src: FunctionSource) -> FunctionSource:

@@ -181,20 +181,22 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                         push(x)
 
 
-def statement_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
+def statement_nodes(body: cst.CSTNode, small: bool = True) -> list[cst.CSTNode]:
     """The statements, small statements and holders of statements (blocks, ``else``, handlers) of ``walk(body)``,
     in its order, without walking any expression (no statement is ever inside one: a lambda's body is an
-    expression, a comprehension's ``for`` is not a loop statement): a tenth of the nodes. (numpy_calls'
-    ``names_always``, loop_else's scan for a loop with ``else``.)"""
+    expression, a comprehension's ``for`` is not a loop statement): a tenth of the nodes. ``small=False``: not
+    the small statements (a line's ``x = v``, ``return y``), only the lines holding them. (numpy_calls'
+    ``names_always``; loop_else's scan for a loop with ``else``, which needs no small statement.)"""
     out: list[cst.CSTNode] = []
     stack = [body]
     kinds = _STATEMENT_KINDS
+    line = None if small else cst.SimpleStatementLine
     while stack:
         n = stack.pop()
         out.append(n)
         t = n.__class__
-        if (kinds[t] if t in kinds else _statement_kind(t)) == _SMALL:
-            continue  # (its children are expressions)
+        if t is line or (kinds[t] if t in kinds else _statement_kind(t)) == _SMALL:
+            continue  # (its children are expressions, or small statements not asked for)
         stack += [c for c in reversed(syntax_children(n))
                   if (kinds[c.__class__] if c.__class__ in kinds else _statement_kind(c.__class__)) != _EXPRESSION]
     return out
