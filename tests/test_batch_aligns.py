@@ -92,3 +92,25 @@ def test_vmapped_programs_agree_with_jax_and_read_shorter(fn, in_axes, gone):
 def _jax(fn):
     import types
     return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp}, fn.__name__)
+
+
+def test_a_full_reduction_has_no_axes_and_a_like_helper_its_operands():
+    got = _pass("""
+        def f_vmap(logits, y, b):
+            max_1 = np.max(logits, axis=batch_axes(logits))
+            z = batch_align_b(logits, max_1) - batch_align_b(max_1, logits)
+            log = np.log(max_1)
+            logp = batch_align_b(z, log) - batch_align_b(log, z)
+            mul = batch_align_b(y, logp) * batch_align_b(logp, y)
+            neg = ones_like(mul)
+            g = batch_unbroadcast(neg, logp, True, True)
+            k = np.max(logits, axis=batch_axes(logits), keepdims=True)
+            s = np.sum(y, axis=batch_axes(logits))
+            return (batch_align_b(neg, y), batch_align_b(g, z), batch_align_b(z, g), batch_align_b(b, k),
+                    batch_align_b(b, s))
+        """)
+    assert "z = logits - batch_align_b(max_1, logits)" in got  # (max_1: no per-example axis)
+    assert "logp = z - batch_align_b(log, z)" in got  # (log of a scalar: a scalar)
+    assert "batch_align_b(neg, y)" not in got  # (ones_like(mul): mul's axes, at least y's)
+    assert "return (neg, g, z, batch_align_b(b, k)," in got  # (logp: exactly z's axes; keepdims keeps axes)
+    assert "batch_align_b(b, s))" in got  # (a reduction over another value's axes: kept)

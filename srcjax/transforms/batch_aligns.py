@@ -6,7 +6,10 @@ other operand (``batch_align_b(add, b) - batch_align_b(b, add)``): shape-generic
 the text says some: a value computed elementwise from ``x`` and ``y`` (``add = mul + sin``) has at least as
 many per-example axes as each of them, and ``np.sin(a)`` or ``a * 2.0`` as many as ``a`` (one operand). Where
 such a fact says ``x`` has at least ``y``'s axes, ``batch_align_b(x, y)`` and ``batch_align(x, y)`` return
-``x`` itself (:mod:`srcjax.batched`), and are written ``x``. Output: the same module, those calls replaced.
+``x`` itself (:mod:`srcjax.batched`), and are written ``x``. A reduction over every per-example axis
+(``np.max(logits, axis=batch_axes(logits))``) has none, nor what is computed elementwise from such values and
+numbers only: every value has at least its axes (``z = logits - batch_align_b(max_1, logits)``, not
+``batch_align_b(logits, max_1) - ...``). Output: the same module, those calls replaced.
 
 Facts come from straight-line assignments of each function body (nested functions: their own facts); a name
 bound again forgets its facts, and a compound statement (loop, branch, ``with``, ``try``, a nested ``def``)
@@ -81,13 +84,20 @@ def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]
     if scoped and any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in nodes):
         return
     below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
+    scalars: set[str] = set()  # names with no per-example axis
     for s in fdef.body:
         if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)) and \
                 "batch_align" in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno]):  # (else none to drop)
-            _rewrite(s, below, edits)
+            _rewrite(s, below, edits, scalars)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             name = s.targets[0].id
             ops = _operands(s.value)
+            # (the operands with axes: one alone gives the result exactly its axes, `logp = z - log` of a scalar)
+            wide = list(dict.fromkeys(n for n in ops if n not in scalars)) if ops is not None else []
+            if _full_reduction(s.value) or ops and not wide:
+                scalars.add(name)
+            else:
+                scalars.discard(name)
             known: set[str] = set()
             if ops is not None:
                 for n in ops:
@@ -96,14 +106,15 @@ def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]
             if ops is None:
                 continue
             below[name] = known - {name}
-            if len(set(ops)) == 1 and ops[0] != name:  # (as many axes as its one operand: below that operand
-                below.setdefault(ops[0], set()).add(name)  # and what that operand is below)
+            if len(wide) == 1 and wide[0] != name:  # (as many axes as its one operand: below that operand
+                below.setdefault(wide[0], set()).add(name)  # and what that operand is below)
                 for names in below.values():
-                    if ops[0] in names:
+                    if wide[0] in names:
                         names.add(name)
         else:
             for n in _bound(s):
                 _forget(below, n)
+                scalars.discard(n)
 
 
 def _forget(below: dict[str, set[str]], name: str) -> None:
@@ -140,16 +151,34 @@ def _align(node: ast.AST) -> tuple[str, str] | None:
     return None
 
 
-def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]]) -> None:
+def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]],
+             scalars: set[str]) -> None:
     nodes = walked(s)  # (the shared tree's: the readable pass walks the same statements)
     for node in nodes:
         if node.__class__ is ast.Lambda:
             return  # (a lambda's parameters may shadow the names)
     for node in nodes:
         pair = _align(node) if node.__class__ is ast.Call else None
-        if pair is not None and (pair[1] == pair[0] or pair[1] in below.get(pair[0], ())):
+        if pair is not None and (pair[1] == pair[0] or pair[1] in scalars or pair[1] in below.get(pair[0], ())):
             assert isinstance(node, ast.Call) and node.end_lineno is not None and node.end_col_offset is not None
             edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, pair[0]))
+
+
+# helpers whose result has the shape of one argument (per example where batched): its position
+_SHAPED_LIKE = {"ones_like": 0, "zeros_like": 0, "batch_unbroadcast": 1, "batch_expand_reduced": 1}
+_REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "any", "all", "std", "var"})
+
+
+def _full_reduction(e: ast.expr) -> bool:
+    """Whether ``e`` is ``np.<reduction>(x, axis=batch_axes(x))`` (no ``keepdims``): no per-example axis left."""
+    if not (isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and isinstance(e.func.value, ast.Name)
+            and e.func.value.id == "np" and e.func.attr in _REDUCTIONS and len(e.args) == 1
+            and isinstance(e.args[0], ast.Name) and len(e.keywords) == 1 and e.keywords[0].arg == "axis"):
+        return False
+    axis = e.keywords[0].value
+    return isinstance(axis, ast.Call) and isinstance(axis.func, ast.Name) and axis.func.id == "batch_axes" and \
+        len(axis.args) == 1 and not axis.keywords and isinstance(axis.args[0], ast.Name) and \
+        axis.args[0].id == e.args[0].id
 
 
 def _operands(e: ast.expr) -> list[str] | None:
@@ -169,6 +198,10 @@ def _operands(e: ast.expr) -> list[str] | None:
         if pair is not None:
             return list(pair)
         f = e.func
+        shaped = _SHAPED_LIKE.get(f.id) if isinstance(f, ast.Name) else None
+        if shaped is not None:  # (shaped like one operand: its axes)
+            ref = e.args[shaped] if len(e.args) > shaped else None
+            return [ref.id] if isinstance(ref, ast.Name) and not e.keywords else None
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" and
                 f"np.{f.attr}" in _elementwise_paths()):
             return None

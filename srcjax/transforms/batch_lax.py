@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import keyword
 import re
 import weakref
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from . import batch_errors, loop_counter
 from .anf import classify
 from .batch_containers import note_tree
 from .batch_dict_keys import shown_dict
+from .batch_moves import moved_only
 from .batch_state import State, Tree, all_batched, any_batched, item, join, pack, parts_of
 
 if TYPE_CHECKING:
@@ -69,8 +71,10 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         # the others' cotangents, NaN where the branch is singular for them, nowhere: branch_guard.py)
         fdefs = [fn(tf), fn(ff)]
         reps = repeats(w, [(fd, opcode, op_states) for fd in fdefs], ind)  # (each broadcast once, both read it)
-        outs = [inline(w, fdefs[0], opcode, op_states, ind, (code(pred), True), reps),
-                inline(w, fdefs[1], opcode, op_states, ind, (code(pred), False), reps)]
+        # (a value one branch moves out unmarked is selected per example, unless the other leaves it UNSET)
+        moves = not any(_passes_unset(w, fd, ops, line) for fd in fdefs)
+        outs = [inline(w, fdefs[0], opcode, op_states, ind, (code(pred), True), reps, moves),
+                inline(w, fdefs[1], opcode, op_states, ind, (code(pred), False), reps, moves)]
         full = all_batched(join(outs[0][1], outs[1][1]))
         names = [e.value.value for e in target.elements if type(e.value) is cst.Name] \
             if type(target) is cst.Tuple else []
@@ -547,24 +551,30 @@ def choose(index: str, outs: list[str], st: State) -> str:
 
 def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: list[State],
            ind: int, taken: tuple[str, bool] | None = None,
-           reps: dict[str, str] | None = None) -> tuple[str, State]:
+           reps: dict[str, str] | None = None, moves: bool = True) -> tuple[str, State]:
     """The batched body of the nested function ``fdef`` called with ``args``, written in line (its
     names renamed fresh); the expression of its result and that result's state. ``taken``: the
     batched test and the branch (True: where it holds) of a branch on batched data; each batched
     argument is bound to ``taken(arg, test)`` (srcjax/branch_guard.py), each unmapped one it reads as
     an array operand (:func:`shared_reads`) to ``taken(<it broadcast>, test)``: ``reps[name]`` where
-    :func:`repeats` broadcast it already."""
+    :func:`repeats` broadcast it already. A name the body only moves into its result is not marked
+    (:mod:`.batch_moves`; ``moves``: False where the result may be used unselected)."""
     body = _checked_body(w, fdef)
     params = [p.name.value for p in fdef.params.params]
-    mapping = {n: cst.Name(w.names.fresh(n)) for n in [*params, *assigned_names(body[:-1])]}
+    outer, unmapped_params = _unmapped_reads(w, fdef, args, states) if taken is not None else (set(), set())
+    moved = moved_only(fdef) if taken is not None and moves else frozenset()
+    assigned = assigned_names(body[:-1])
+    # (a parameter only moved, never bound again, reads its argument's name: no copy `result_7 = result`)
+    aliases = {p: a for p, a in zip(params, args) if p in moved and p not in unmapped_params and
+               p not in assigned and a.isidentifier() and not keyword.iskeyword(a)}
+    mapping = {n: cst.Name(aliases[n] if n in aliases else w.names.fresh(n)) for n in [*params, *assigned]}
     origins = _ORIGINS.setdefault(w.names, {})
     for n in _computed(body[:-1]) & set(mapping):  # (what binding times know a computed value's fresh name
         origins[mapping[n].value] = origins.get(n, n)  # by: _dynamic)
-    outer, unmapped_params = _unmapped_reads(w, fdef, args, states) if taken is not None else (set(), set())
     reps = reps or {}
     if taken is not None:  # the batched names of the enclosing function it reads: marked too
         for n in dict.fromkeys(names_in(fdef.body)):
-            if n not in mapping and (_guardable(w.st.get(n, False)) or n in outer):
+            if n not in mapping and n not in moved and (_guardable(w.st.get(n, False)) or n in outer):
                 target = mapping.setdefault(n, cst.Name(w.names.fresh(n))).value
                 st_n = w.st.get(n, False)
                 value = guarded(reps[n], True, taken) if n in reps else guarded(n, st_n, taken, w.size)
@@ -573,15 +583,18 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
                 w.guards[target] = w.guards.get(n, n)
                 note_tree(w, target, n)
     for p, a, st in zip(params, args, states):
+        if p in aliases:
+            continue
         target = mapping[p].value
         if p in unmapped_params:  # (an unmapped operand: marked per example too)
             st, a = True, reps.get(a) or f"batch_broadcast({a}, {w.size})"
-        w.emit(f"{target} = {guarded(a, st, taken) if taken is not None else a}", ind)
+        w.emit(f"{target} = {guarded(a, st, taken) if taken is not None and p not in moved else a}", ind)
         w.bind(target, st)
         note_tree(w, target, a)
     shown = batch_errors.USER_NAMES.setdefault(w.names, {})
     for n, fresh in mapping.items():  # (a refusal in the body names the user's names, not the fresh ones)
-        shown.setdefault(fresh.value, shown.get(n, n))
+        if n not in aliases:
+            shown.setdefault(fresh.value, shown.get(n, n))
     w.block([_renamed_located(w, st, mapping) for st in body[:-1]], ind)
     last = body[-1]
     assert type(last) is cst.SimpleStatementLine and type(last.body[0]) is cst.Return and \

@@ -71,6 +71,7 @@ from .simplify import _BUILDS, TEXTS_KEPT, _prec, _Text
 from .simplify_syntax import _SCOPE_KINDS  # (the nested scopes, as a set: the simplifier skips them too)
 
 MAX_LINE = 90
+_ONE_PER_LINE = frozenset({"index_add", "batch_select"})  # (a name bound again by these is not folded)
 
 _STMTS = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 _ATOM = 100
@@ -352,7 +353,8 @@ class _Scope:
                     views: set[str], reach: dict[int, int]) -> _Def | None:
         """``s`` as a definition that later statements may fold in, or None: its name is read once,
         or bound again in this block and this binding is read once (not an ``index_add`` chain:
-        accumulations stay one per line)."""
+        accumulations stay one per line; nor a ``batch_select`` of a name bound again: vmap's selection of
+        each name per example stays one per line)."""
         if not isinstance(s, ast.Assign) or len(s.targets) != 1 or not isinstance(s.targets[0], ast.Name):
             return None
         name = s.targets[0].id
@@ -363,7 +365,7 @@ class _Scope:
             return None
         value = s.value
         once = self.stores[name] == 1 and self.loads[name] == 1 or self.stores[name] > 1 and reach.get(i) == 1 and \
-            not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "index_add")
+            not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _ONE_PER_LINE)
         if not once:
             return None
         vs, ve = self.t.span(value)
