@@ -38,6 +38,7 @@ from . import (
 from .api import Compiled, WrittenWhenRead, _as_compiled, _clean, _is_leaf, _leaf_aval, _tree_key, eval_shape
 from .core import ArgumentError, DTypeError, ShapeError, TranspileError
 from .custom import custom_vjp, owner_of
+from .frontend import provenance
 from .frontend.names import Names, walk
 from .frontend.parsed import parse
 from .frontend.program import Program
@@ -168,12 +169,14 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
         anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
         module_text = readable.readable_source(anf_text, pure, keep)
+    module_text, marked = provenance.unmark(module_text)  # (each line's user statement, as the writers marked it)
+    anf_text = provenance.strip(anf_text)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
     if halves is not None:
         owners[halves.bwd] = prog.entry
     try:
-        code = load_module(filename, module_text, owners)
+        code = load_module(filename, module_text, owners, marked)
     except SyntaxError as e:  # pragma: no cover - a bug in the generator
         raise TranspileError(f"internal error: generated {kind} source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(code, name, prog, origins, extra)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .core import index_params
+from .core import Span, index_params
 from .frontend import locations, read
 from .frontend.normalize import NormalizedFunction
 from .frontend.parsed import parse
@@ -22,15 +22,17 @@ from .transforms import linear_calls, readable_names
 __all__ = ["exec_functions", "exec_generated", "load_module"]
 
 
-def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFunction]) -> Any:
+def load_module(filename: str, module_text: str, owners: dict[str, NormalizedFunction],
+                marked: dict[int, Span] | None = None) -> Any:
     """Register the generated module ``module_text`` as ``filename`` (in ``linecache``, so ``inspect``
-    and srcjax read it again; its lines' user locations; where its functions are) and compile it. One
+    and srcjax read it again; its lines' user locations, ``marked``'s where a writer marked them
+    (``frontend.provenance``); where its functions are) and compile it. One
     ``ast`` parse serves the registrations and the compiler. SyntaxError: a bug in the writer."""
     linecache.cache[filename] = (len(module_text), None, module_text.splitlines(True), filename)
     tree = parse(module_text, filename)
     # (the user's lines in StableHLO locations and errors; the temporaries the readable form renumbered by the names
     # the writer gave them)
-    locations.register(filename, module_text, owners, tree, readable_names.renamed(module_text))
+    locations.register(filename, module_text, owners, tree, readable_names.renamed(module_text), marked)
     read.note_generated(filename, module_text, tree)
     return compile(tree, filename, "exec")  # (from the tree: the text is not parsed again; the tree is unchanged)
 

@@ -25,6 +25,7 @@ from .batch_shared import share_library_copies
 from .core import ArgumentError, ShapeDtypeStruct, Span, TranspileError, transformation
 from .custom import custom_jvp, custom_vjp, def_span, owner_of
 from .example_errors import example_error
+from .frontend import provenance
 from .frontend.bound_helpers import is_plain_function
 from .frontend.names import Names, code
 from .frontend.normalize import NormalizedFunction
@@ -418,11 +419,13 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     module_text = drop_trivial_aligns(module_text)  # (batch_align_b(add, b) of an add computed from b: add)
     anf_text = module_text
     module_text = readable.for_program(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), prog)
+    module_text, marked = provenance.unmark(module_text)  # (each line's user statement, as the writers marked it)
+    anf_text = provenance.strip(anf_text)
     base = _as_compiled(fn).fn
     filename = f"<srcjax.vmap of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
     try:
-        compiled = load_module(filename, module_text, owners)
+        compiled = load_module(filename, module_text, owners, marked)
     except SyntaxError as e:  # pragma: no cover - a bug in the writer
         raise TranspileError(f"internal error: generated vmap source does not parse: {e}\n{module_text}") from e
     functions = exec_generated(compiled, name, prog, origins, {})

@@ -28,6 +28,7 @@ from typing import Any
 import libcst as cst
 
 from ..core import ArgumentError, InternalError, Span, TranspileError
+from . import columns
 from .ast_walk import walk_ast
 from .names import assigned_names, code, names_in, target_names
 from .normalize import NormalizedFunction
@@ -38,9 +39,11 @@ _SUFFIX = re.compile(r"^(.+?)_(bar|dot)(_\d+)?$")
 _NUMBERED = re.compile(r"_\d+$")
 
 
-def user_span(span: Span) -> Span | None:
+def user_span(span: Span, exact: bool = False) -> Span | None:
     """The user's location for ``span`` (a statement srcjax is lowering); None for a statement of
-    srcjax's own helpers (``srcjax/adjoint.py``): its operations belong to the caller's line."""
+    srcjax's own helpers (``srcjax/adjoint.py``): its operations belong to the caller's line. ``exact`` (an
+    error's place): the sub-expression of the user's statement that ``span``'s expression comes from
+    (``columns.within``: a generated line folds several of the user's)."""
     for _ in range(16):  # generated from generated ...: each level maps to the one below
         table = _TABLES.get(span.filename)
         if table is None:
@@ -48,7 +51,7 @@ def user_span(span: Span) -> Span | None:
         mapped = table.get(span.line)
         if mapped is None:
             return None
-        span = mapped
+        span = columns.within(span, mapped) if exact else mapped
     if span.filename.startswith(_SRCJAX_DIR):
         return None
     return span
@@ -81,12 +84,14 @@ def caller_span(depth: int = 1) -> Span | None:
 
 
 def register(filename: str, module_text: str, owners: dict[str, NormalizedFunction],
-             tree: ast.Module | None = None, renamed: dict[str, dict[str, str]] | None = None) -> None:
+             tree: ast.Module | None = None, renamed: dict[str, dict[str, str]] | None = None,
+             marked: dict[int, Span] | None = None) -> None:
     """Map every statement line of the generated module ``filename`` (text ``module_text``, parsed:
     ``tree``) to a span of the function it derives from (``owners``: generated function name -> the
     program function it was written from). ``renamed``: per generated function, the temporaries the
     readable form renamed (``transforms/readable_names.renamed``: new name -> the writer's), each looked up
-    by the writer's name, the user's statement's (the new one may be another statement's: ``sum_1``)."""
+    by the writer's name, the user's statement's (the new one may be another statement's: ``sum_1``). ``marked``:
+    the lines whose user statement the writer gave (``frontend.provenance``): taken as they are, before names."""
     table: dict[int, Span] = {}
     for node in (tree if tree is not None else ast.parse(module_text)).body:
         nf = owners.get(node.name) if isinstance(node, ast.FunctionDef) else None
@@ -106,7 +111,8 @@ def register(filename: str, module_text: str, owners: dict[str, NormalizedFuncti
         returned = _only_return(nf)
         rebound = _Rebound({n: spans for n, spans in every.items() if len(spans) > 1})
         for st in _statements(node.body):
-            origin = rebound.origin(st) or _loop_origin(st, bindings, loops) or _origin(st, bindings)
+            origin = _marked(st, marked) if marked else None
+            origin = origin or rebound.origin(st) or _loop_origin(st, bindings, loops) or _origin(st, bindings)
             if isinstance(st, ast.Return) and returned is not None and origin in (None, default):
                 origin = returned  # (`return a * b` written as one expression of the parameters: the user's return)
             table.setdefault(st.lineno, origin or default)
@@ -138,6 +144,13 @@ class _Rebound:
     def passed(self, origin: Span | None) -> None:
         if origin is not None:
             self.line = origin.line
+
+
+def _marked(st: ast.stmt, marked: dict[int, Span]) -> Span | None:
+    """The user's statement a writer marked the simple statement ``st`` (on its last line) as written from."""
+    if hasattr(st, "body"):  # (a compound statement: its header is not marked)
+        return None
+    return marked.get(st.end_lineno or st.lineno)
 
 
 def forget(filename: str) -> None:
@@ -329,7 +342,7 @@ def user_error(e: TranspileError) -> TranspileError:
         e.span = caller_span(2)  # options: at the user's line making it; above this frame)
     if e.span is not None and not is_users(e.span):
         for k, site in enumerate([e.span, *e.chain]):
-            mapped = user_span(site)
+            mapped = user_span(site, exact=True)
             if mapped is not None:
                 e.span, e.chain = mapped, [c for c in e.chain[k:] if is_users(c) and c != mapped]
                 if e.note:  # (its names are those of the code srcjax wrote: a batched helper's parameters)

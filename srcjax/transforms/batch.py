@@ -33,7 +33,7 @@ import libcst as cst
 from .. import batched as batched_helpers
 from ..adjoint import is_saved_list_name
 from ..core import Span, TranspileError
-from ..frontend import numpy_calls
+from ..frontend import numpy_calls, provenance
 from ..frontend.binding_times import BindingTimes
 from ..frontend.functionalize import with_data_names
 from ..frontend.names import Names, code, names_in, parse_expression, syntax_children, target_names, text_names, walk
@@ -235,7 +235,8 @@ class FunctionWriter:
 
     # -- output -----------------------------------------------------------------------------
     def emit(self, line: str, ind: int) -> None:
-        self.lines.append("    " * ind + line)
+        at = self.at  # (marked with the user's statement it is written from: errors in it are located there)
+        self.lines.append(provenance.mark("    " * ind + line, self.nf.spans.get(id(at)) if at is not None else None))
 
     def error(self, msg: str, node: cst.CSTNode | None = None, hint: str | None = None) -> TranspileError:
         return batch_errors.located(self, BatchingError(msg, hint=hint), node)

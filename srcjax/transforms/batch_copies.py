@@ -40,7 +40,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..batch_shared import is_shared
-from ..frontend import library_cache
+from ..frontend import library_cache, provenance
 from ..frontend.program import library_form
 from ..frontend.read import is_generated
 from .batch_state import Repeated, Stack, State, Tree
@@ -129,7 +129,7 @@ def keep(b: Batcher, nf: NormalizedFunction, key: Any, outside: set[str] | None,
         return
     if name in b.sized:
         return  # (its callers pass the batch size: noted in the batcher when written, not when reused)
-    text = b.texts[name]
+    text = provenance.strip(b.texts[name])  # (kept without its lines' marks: their numbers are this process's)
     words = set(_WORD.findall(text))
     if words & ((set(b.texts) - {name}) | set(b.program.functions)):
         return  # (it calls another function of this program, by this program's name for it)

@@ -27,6 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..adjoint import SAVED_LIST_NAME, TAPE_NAME
+from ..frontend import provenance
 from ..frontend.ast_walk import walk_ast, walked
 from ..frontend.parsed import parse
 from .simplify_syntax import checks
@@ -280,7 +281,7 @@ def _blocks(fdef: ast.FunctionDef) -> list[tuple[list[ast.stmt], bool]]:
 def _whole_lines(s: ast.stmt, lines: list[str]) -> bool:
     """Whether ``s`` alone fills its lines (no ``a = 1; b = 2``)."""
     first, last = lines[s.lineno - 1], lines[(s.end_lineno or s.lineno) - 1]
-    return first[:s.col_offset].strip() == "" and last[s.end_col_offset or 0:].strip() in ("", "\\") and \
+    return first[:s.col_offset].strip() == "" and provenance.blank(last[s.end_col_offset or 0:], "\\") and \
         ";" not in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno])
 
 

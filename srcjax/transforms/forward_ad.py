@@ -20,6 +20,7 @@ import libcst as cst
 
 from ..adjoint import is_saved_list_name
 from ..core import UnsupportedSyntaxError
+from ..frontend import provenance
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import Names, RenameNames, assigned_names, code, names_in, target_names
 from ..frontend.names import walk as walk_nodes
@@ -122,10 +123,12 @@ class JVP:
         pad = "    " * ind
         for s in stmts:
             if isinstance(s, cst.SimpleStatementLine):
+                start = len(lines)
                 for small in s.body:
                     self.small(small, lines, ind, defined)
                     if isinstance(small, cst.Assign):
                         bound.update(n for t in small.targets for n in target_names(t.target))
+                provenance.mark_lines(lines, start, self.nf.spans.get(id(s)))  # (errors in them: located at s)
             elif isinstance(s, cst.FunctionDef):
                 continue  # (a nested def no statement reads: lifted, `srcjax.hessian(f)(w)` of a def in the body is
                 # a call of a module-level copy now; one that is read is refused by Activity.check)

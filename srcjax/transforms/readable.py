@@ -61,6 +61,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..adjoint import is_saved_list_name
+from ..frontend import provenance
 from ..frontend.ast_walk import exact_kinds, has_fstring, statements, walked
 from ..frontend.parsed import parse
 
@@ -325,7 +326,7 @@ class _Scope:
         last = s.end_lineno or s.lineno
         le = t.starts[last] if last < len(t.starts) else len(t.text)
         text = t.render(ls, le, edits)
-        return max(len(line) for line in text.rstrip("\n").split("\n")) <= MAX_LINE
+        return max(len(line) for line in provenance.strip(text).rstrip("\n").split("\n")) <= MAX_LINE
 
     def _reaching_uses(self, body: list[ast.stmt], uses: list[list[tuple[ast.Name, int, bool]]]) -> dict[int, int]:
         """For each statement ``t = <e>`` of the block binding a name every binding and read of which
@@ -387,7 +388,7 @@ class _Scope:
         ls = t.starts[s.lineno - 1]
         last = s.end_lineno or s.lineno
         le = t.starts[last] if last < len(t.starts) else len(t.text)
-        return t.text[ls:start].strip() == "" and t.text[end:le].strip() == ""
+        return t.text[ls:start].strip() == "" and provenance.blank(t.text[end:le])
 
     def _delete(self, s: ast.stmt) -> None:
         t = self.t

@@ -25,6 +25,7 @@ import libcst as cst
 
 from ..adjoint import TAPE_PREFIX
 from ..core import TranspileError
+from ..frontend import provenance
 from ..frontend.list_aliases import lists_of_rows
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
@@ -131,10 +132,7 @@ class VJP:
         return VJP(self.program, nf, tuple(active), self.helpers, self.out_lines)
 
     def bname(self, v: str) -> str:
-        b = self.bar.get(v)
-        if b is None:
-            b = self.bar[v] = self.names.fresh(f"{v}_bar")
-        return b
+        return self.bar.get(v) or self.bar.setdefault(v, self.names.fresh(f"{v}_bar"))  # (fresh: once per name)
 
     def overwritten(self) -> set[str]:
         counts: dict[str, int] = {p: 1 for p in self.params}
@@ -155,6 +153,7 @@ class VJP:
         pad = "    " * ind
         for s in stmts:
             if isinstance(s, cst.SimpleStatementLine):
+                first = len(lines)
                 for small in s.body:
                     if isinstance(small, cst.Assign):
                         targets = [n for t in small.targets for n in target_names(t.target)]
@@ -176,11 +175,9 @@ class VJP:
                                     lines.append(f"{pad}{self.tape}.append({n})")
                                     self.pushed[(id(small), n)] = f"{self.tape}.pop()"
                         bound.update(targets)
-                        if op.kind == "custom":
-                            line = custom_rules.primal_line(self, small, op, pad)
-                            if line is not None:
-                                lines.append(line)
-                                continue
+                        if op.kind == "custom" and (line := custom_rules.primal_line(self, small, op, pad)) is not None:
+                            lines.append(line)
+                            continue
                         if op.kind == "call" and self.call_active(op) and id(small) not in self.no_bar and \
                                 linear_calls.rules(self.program, op) is None:
                             fwd, _ = self.call_names(op)
@@ -188,6 +185,7 @@ class VJP:
                                          f"({', '.join(call_arguments(op, [self.tape]))})")
                             continue
                     lines.append(pad + code(small))
+                provenance.mark_lines(lines, first, self.nf.spans.get(id(s)))  # (errors in them: located at s)
             elif isinstance(s, cst.If):
                 self.primal_if(s, ind, lines, bound)
             elif isinstance(s, (cst.For, cst.While)):
@@ -330,8 +328,10 @@ class VJP:
         pad = "    " * ind
         for s in reversed(stmts):
             if isinstance(s, cst.SimpleStatementLine):
+                first = len(lines)
                 for small in reversed(s.body):
                     self.adjoint_small(small, ind, lines, defined)
+                provenance.mark_lines(lines, first, self.nf.spans.get(id(s)))  # (the statement it transposes)
             elif isinstance(s, cst.If):
                 b1: list[str] = []
                 d1 = set(defined)

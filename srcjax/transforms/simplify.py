@@ -80,6 +80,7 @@ from collections import Counter
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
+from ..frontend import provenance
 from ..frontend.ast_walk import exact_kinds, target_names, walked
 from ..frontend.parsed import parse
 from ..primitives import registry
@@ -691,7 +692,7 @@ class _Function:
             last = s.end_lineno or s.lineno
             ls = t.starts[s.lineno - 1]
             le = t.starts[last] if last < len(t.starts) else len(t.text)
-            solo = t.text[ls:start].strip() == "" and t.text[end:le].strip() in ("", ";") and \
+            solo = t.text[ls:start].strip() == "" and provenance.blank(t.text[end:le], ";") and \
                 all(lines_used[ln] == 1 for ln in range(s.lineno, last + 1))
             stmts.append(Stmt(s, ls, le, solo))
         seen: dict[str, str] = {}
