@@ -106,9 +106,12 @@ def test_a_full_reduction_has_no_axes_and_a_like_helper_its_operands():
             g = batch_unbroadcast(neg, logp, True, True)
             k = np.max(logits, axis=batch_axes(logits), keepdims=True)
             s = np.sum(y, axis=batch_axes(logits))
+            u = batch_align(b, max_1) + max_1
             return (batch_align_b(neg, y), batch_align_b(g, z), batch_align_b(z, g), batch_align_b(b, k),
                     batch_align_b(b, s))
         """)
+    # (an unbatched max_1 may be a reduction of an outer vmap's values, its batch axis left: kept)
+    assert "u = batch_align(b, max_1) + max_1" in got
     assert "z = logits - batch_align_b(max_1, logits)" in got  # (max_1: no per-example axis)
     assert "logp = z - batch_align_b(log, z)" in got  # (log of a scalar: a scalar)
     assert "batch_align_b(neg, y)" not in got  # (ones_like(mul): mul's axes, at least y's)

@@ -7,9 +7,12 @@ the text says some: a value computed elementwise from ``x`` and ``y`` (``add = m
 many per-example axes as each of them, and ``np.sin(a)`` or ``a * 2.0`` as many as ``a`` (one operand). Where
 such a fact says ``x`` has at least ``y``'s axes, ``batch_align_b(x, y)`` and ``batch_align(x, y)`` return
 ``x`` itself (:mod:`srcjax.batched`), and are written ``x``. A reduction over every per-example axis
-(``np.max(logits, axis=batch_axes(logits))``) has none, nor what is computed elementwise from such values and
-numbers only: every value has at least its axes (``z = logits - batch_align_b(max_1, logits)``, not
-``batch_align_b(logits, max_1) - ...``). Output: the same module, those calls replaced.
+(``np.max(logits, axis=batch_axes(logits))``) has none where it is batched, nor what is computed elementwise
+from one such value and numbers (or from several that ``batch_align_b`` calls show batched): every batched value
+has at least its axes (``z = logits - batch_align_b(max_1, logits)``, not ``batch_align_b(logits, max_1) - ...``).
+Only ``batch_align_b(x, y)`` is dropped so (``y`` batched there); an unbatched such ``y`` of ``batch_align`` may
+be a reduction of an outer vmap's values, with that vmap's batch axis left. Output: the same module, those calls
+replaced.
 
 Facts come from straight-line assignments of each function body (nested functions: their own facts); a name
 bound again forgets its facts, and a compound statement (loop, branch, ``with``, ``try``, a nested ``def``)
@@ -84,20 +87,23 @@ def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]
     if scoped and any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in nodes):
         return
     below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
-    scalars: set[str] = set()  # names with no per-example axis
+    reduced: set[str] = set()  # names with no per-example axis where batched
     for s in fdef.body:
         if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)) and \
                 "batch_align" in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno]):  # (else none to drop)
-            _rewrite(s, below, edits, scalars)
+            _rewrite(s, below, edits, reduced)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             name = s.targets[0].id
             ops = _operands(s.value)
-            # (the operands with axes: one alone gives the result exactly its axes, `logp = z - log` of a scalar)
-            wide = list(dict.fromkeys(n for n in ops if n not in scalars)) if ops is not None else []
-            if _full_reduction(s.value) or ops and not wide:
-                scalars.add(name)
+            # (the operands with axes: one alone gives the result exactly its axes, `logp = z - log` of a
+            # batched `log` with none)
+            aligned = _aligned_b(s.value)
+            wide = list(dict.fromkeys(n for n in ops if n not in reduced or n not in aligned)) if ops else []
+            if _full_reduction(s.value) or ops and all(n in reduced for n in ops) and \
+                    (len(set(ops)) == 1 or set(ops) <= aligned):
+                reduced.add(name)
             else:
-                scalars.discard(name)
+                reduced.discard(name)
             known: set[str] = set()
             if ops is not None:
                 for n in ops:
@@ -114,7 +120,7 @@ def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]
         else:
             for n in _bound(s):
                 _forget(below, n)
-                scalars.discard(n)
+                reduced.discard(n)
 
 
 def _forget(below: dict[str, set[str]], name: str) -> None:
@@ -152,14 +158,15 @@ def _align(node: ast.AST) -> tuple[str, str] | None:
 
 
 def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int, int, int, str]],
-             scalars: set[str]) -> None:
+             reduced: set[str]) -> None:
     nodes = walked(s)  # (the shared tree's: the readable pass walks the same statements)
     for node in nodes:
         if node.__class__ is ast.Lambda:
             return  # (a lambda's parameters may shadow the names)
     for node in nodes:
         pair = _align(node) if node.__class__ is ast.Call else None
-        if pair is not None and (pair[1] == pair[0] or pair[1] in scalars or pair[1] in below.get(pair[0], ())):
+        if pair is not None and (pair[1] == pair[0] or pair[1] in below.get(pair[0], ()) or
+                                 pair[1] in reduced and node.func.id == "batch_align_b"):  # type: ignore[attr-defined]
             assert isinstance(node, ast.Call) and node.end_lineno is not None and node.end_col_offset is not None
             edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, pair[0]))
 
@@ -167,6 +174,12 @@ def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int
 # helpers whose result has the shape of one argument (per example where batched): its position
 _SHAPED_LIKE = {"ones_like": 0, "zeros_like": 0, "batch_unbroadcast": 1, "batch_expand_reduced": 1}
 _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "any", "all", "std", "var"})
+
+
+def _aligned_b(e: ast.expr) -> set[str]:
+    """The names ``e`` passes to ``batch_align_b`` (batched there: it aligns two batched values)."""
+    return {n for node in ast.walk(e) if (pair := _align(node)) is not None and
+            node.func.id == "batch_align_b" for n in pair}  # type: ignore[attr-defined]
 
 
 def _full_reduction(e: ast.expr) -> bool:
