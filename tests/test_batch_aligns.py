@@ -94,7 +94,7 @@ def _jax(fn):
     return types.FunctionType(fn.__code__, {**fn.__globals__, "np": jnp}, fn.__name__)
 
 
-def test_a_full_reduction_has_no_axes_and_a_like_helper_its_operands():
+def test_a_full_reduction_has_no_axes_and_a_like_helpers_alignments_are_kept():
     got = _pass("""
         def f_vmap(logits, y, b):
             max_1 = np.max(logits, axis=batch_axes(logits))
@@ -114,6 +114,25 @@ def test_a_full_reduction_has_no_axes_and_a_like_helper_its_operands():
     assert "u = batch_align(b, max_1) + max_1" in got
     assert "z = logits - batch_align_b(max_1, logits)" in got  # (max_1: no per-example axis)
     assert "logp = z - batch_align_b(log, z)" in got  # (log of a scalar: a scalar)
-    assert "batch_align_b(neg, y)" not in got  # (ones_like(mul): mul's axes, at least y's)
-    assert "return (neg, g, z, batch_align_b(b, k)," in got  # (logp: exactly z's axes; keepdims keeps axes)
+    # (a `*_like` helper's result is not taken to have its operand's axes: that fact dropped the alignment a
+    # vmapped gradient's scalar check needs, and hessian of a vector-valued function answered a matrix)
+    assert "batch_align_b(neg, y)" in got and "batch_align_b(g, z)" in got
+    assert "batch_align_b(b, k)," in got  # (keepdims keeps axes)
     assert "batch_align_b(b, s))" in got  # (a reduction over another value's axes: kept)
+
+
+def test_hessian_of_a_vector_valued_function_is_jax_layout_not_a_matrix():
+    """Regression (merge of vprint47): a rule that `ones_like(mul)` has `mul`'s axes made the batched gradient's
+    check of a scalar output pass for a vector output: hessian returned f64[4, 4] where jax gives f64[4, 4, 4]."""
+    import srcjax
+    x = np.array([0.3, -1.2, 0.7, 2.0])
+
+    def f(v):
+        return np.sin(v) * 2.0
+
+    want = np.zeros((4, 4, 4))
+    want[np.arange(4), np.arange(4), np.arange(4)] = -2.0 * np.sin(x)
+    got = np.asarray(srcjax.hessian(f)(x))
+    assert got.shape == (4, 4, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(jax.hessian(lambda v: jnp.sin(v) * 2.0)(x)), want, rtol=1e-12, atol=1e-12)

@@ -171,8 +171,6 @@ def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int
             edits.append((node.lineno, node.col_offset, node.end_lineno, node.end_col_offset, pair[0]))
 
 
-# helpers whose result has the shape of one argument (per example where batched): its position
-_SHAPED_LIKE = {"ones_like": 0, "zeros_like": 0, "batch_unbroadcast": 1, "batch_expand_reduced": 1}
 _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "any", "all", "std", "var"})
 
 
@@ -211,10 +209,6 @@ def _operands(e: ast.expr) -> list[str] | None:
         if pair is not None:
             return list(pair)
         f = e.func
-        shaped = _SHAPED_LIKE.get(f.id) if isinstance(f, ast.Name) else None
-        if shaped is not None:  # (shaped like one operand: its axes)
-            ref = e.args[shaped] if len(e.args) > shaped else None
-            return [ref.id] if isinstance(ref, ast.Name) and not e.keywords else None
         if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "np" and
                 f"np.{f.attr}" in _elementwise_paths()):
             return None
