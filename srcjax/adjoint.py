@@ -40,7 +40,7 @@ from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imp
     sinc_slope,
 )
 from .in_place_cast import in_place, rebound_refused  # noqa: F401  (`w += m` in generated source: in_place(w, add))
-from .index_writes import winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
+from .index_writes import cut, dropping, padded, winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
@@ -380,11 +380,11 @@ def index_add(z: Any, key: Any, g: Any) -> Any:
     """
     if is_tree(z):
         return tree_index_add(z, key, g)
-    out = np.array(z, dtype=np.result_type(z, g), copy=True)
-    # repeated integer-array indices accumulate (`out[key] += g` would not); g broadcast first: NumPy 2.4's
-    # ufunc.at drops contributions when it broadcasts g itself against a 2-D index array
+    axes, key = dropping(np.shape(z), key)  # (an index array's entry out of range: dropped, as XLA's scatter)
+    out = padded(np.array(z, dtype=np.result_type(z, g), copy=True), axes)
+    # (repeated indices accumulate; g broadcast first: NumPy 2.4's ufunc.at drops some broadcasting g itself)
     np.add.at(out, key, np.broadcast_to(g, np.shape(out[key])))
-    return out
+    return cut(out, np.shape(z)) if axes else out
 
 
 def max_bar(g: Any, a: Any, y: Any, axis: Any, keepdims: Any, initial: Any = None) -> Any:

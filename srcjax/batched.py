@@ -546,7 +546,7 @@ def _index_plan(shape: Any, key: Any, bx: bool, flags: Any, read: bool) -> tuple
     dims = list(shape[1:] if bx else shape)
     for j in nones:
         dims.insert(j, 1)
-    lifted = tuple(_lifted(_in_range(e, dims[j]) if read or np.ndim(e) == 1 else e, r) if f else e
+    lifted = tuple(_lifted(_in_range(e, dims[j]) if read else e, r) if f else e
                    for j, (e, f) in enumerate(zip(full, fflags)))
     if not bx:  # the batched indices bring the batch axis: in front, or in place after `first` axes
         return (new, lifted, (first,), (0,)) if together and first > 0 else (new, lifted, (), ())
@@ -558,13 +558,14 @@ def _index_plan(shape: Any, key: Any, bx: bool, flags: Any, read: bool) -> tuple
 
 
 def _in_range(index: Any, dim: int) -> Any:
-    """A batched index clamped into ``[-dim, dim - 1]``, as the un-batched program's dynamic index is (a read's:
-    XLA's gather clamps; a write's scalar per example: ``dynamic_update_slice`` clamps; a write's index array per
-    example is left: the un-batched scatter drops what is out of range). An example the batched program masks (one
-    done with a ``while`` on batched data, one on the other side of an ``if``) still computes its indices, which
-    may be out of range where its own program never reads with them: NumPy running the generated source must not
-    raise there. A boolean mask is left as it is (clipped it read as indices 0 and 1, a silent wrong answer): its
-    use is refused, as the un-batched program's."""
+    """A batched index of a read clamped into ``[-dim, dim - 1]``, as the un-batched program's dynamic index is
+    (XLA's gather clamps); a write's is left as it is: out of range, it is dropped, a number or an index array's
+    entry per example (srcjax/index_writes.py; a number's was clamped, as ``dynamic_update_slice`` clamped it). An
+    example the batched program masks (one done with a ``while`` on batched data, one on the other side of an
+    ``if``) still computes its indices, which may be out of range where its own program never reads with them:
+    NumPy running the generated source must not raise there (a write there is dropped). A boolean mask is left as
+    it is (clipped it read as indices 0 and 1, a silent wrong answer): its use is refused, as the un-batched
+    program's."""
     if index.dtype == bool:  # (a batched index: an array)
         return index
     return np.clip(index, -dim, dim - 1)
@@ -608,7 +609,9 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     xb = x if bx else batch_broadcast(x, n)
     new, key2, source, destination = _index_plan(np.shape(xb), key, True, flags, False)
     x2 = np.expand_dims(xb, new) if new else xb
-    rank = len(np.shape(_moved(x2[key2], source, destination))) - 1  # the per-example target's rank
+    probe = tuple(k if isinstance(k, slice) or np.asarray(k).dtype == np.bool_ else np.zeros_like(k) for k in key2)
+    rank = len(np.shape(_moved(x2[probe], source, destination))) - 1  # the per-example target's rank (its indices
+    # as zeros: one out of range is a write dropped, which NumPy's read would raise at)
     if bv:
         value = _lifted(value, rank)
     elif source:

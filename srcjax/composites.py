@@ -25,16 +25,16 @@ from .linalg_names import LINALG_IMPLEMENTS
 from .numpy_bits import BITS_IMPLEMENTS
 from .numpy_extras import EXTRA_IMPLEMENTS
 from .polynomials import POLY_IMPLEMENTS
-from .scatter_combine import AT_COMBINE, at_divide, at_max, at_min, at_multiply, at_power
+from .scatter_combine import AT_COMBINE, at_add, at_divide, at_max, at_min, at_multiply, at_power
 
 __all__ = ["AT_COMBINE", "IMPLEMENTS", "SELECTION_REDUCTIONS", "accumulate_add", "accumulate_max", "accumulate_min",
-           "accumulate_multiply", "allclose", "at_divide", "at_max", "at_min", "at_multiply", "at_power", "average",
-           "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty", "empty_like",
-           "fftfreq", "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp", "isclose", "isin",
-           "masked_write", "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin", "nanprod", "nanstd",
-           "nansum", "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select", "selection_all",
-           "selection_any", "selection_fill", "selection_max", "selection_mean", "selection_min", "selection_prod",
-           "selection_sum", "sliding_window_view", "trapezoid", "unique", "vdot"]
+           "accumulate_multiply", "allclose", "at_add", "at_divide", "at_max", "at_min", "at_multiply", "at_power",
+           "average", "block", "conv", "conv_transpose", "convolve", "corrcoef", "correlate", "cov", "empty",
+           "empty_like", "fftfreq", "fftshift", "gradient", "hfft", "histogram", "ifftshift", "ihfft", "interp",
+           "isclose", "isin", "masked_write", "nan_to_num", "nanargmax", "nanargmin", "nanmax", "nanmean", "nanmin",
+           "nanprod", "nanstd", "nansum", "nanvar", "piecewise", "polyfit", "polyval", "rfftfreq", "select",
+           "selection_all", "selection_any", "selection_fill", "selection_max", "selection_mean", "selection_min",
+           "selection_prod", "selection_sum", "sliding_window_view", "trapezoid", "unique", "vdot"]
 
 IMPLEMENTS: dict[Any, Callable[..., Any]] = {**POLY_IMPLEMENTS, **EXTRA_IMPLEMENTS,
                                              **BITS_IMPLEMENTS, **LINALG_IMPLEMENTS}  # (np.vander, np.rot90, ...)

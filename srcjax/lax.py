@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from . import pytree
+from . import index_writes, pytree
 from .core import Span, UnboundAxisNameError
 from .lax_numpy import (  # noqa: F401  (srcjax.lax's functions in NumPy terms)
     argmax,
@@ -327,11 +327,14 @@ def index_update(x: Any, key: Any, value: Any) -> Any:
     """A copy of ``x`` with ``x[key] = value`` (NumPy assignment semantics: ``value`` is cast to
     ``x``'s dtype and broadcast to the selection). srcjax writes this for ``x[key] = value``; for a
     dict or list ``x`` (``out["w"] = v`` on a local dict) a copy with that item replaced or added; a tuple,
-    NamedTuple or dataclass likewise (as the lowering takes a container: ``pytree.tree_set``)."""
+    NamedTuple or dataclass likewise (as the lowering takes a container: ``pytree.tree_set``). A write at an index
+    out of range is dropped (``index_writes.dropping``: JAX's rule; reads clamp)."""
     if type(x) is dict or type(x) is list or pytree.is_tree(x):
         return pytree.tree_set(x, key, value)
-    out = np.array(x, copy=True)
+    axes, key = index_writes.dropping(np.shape(x), key)  # (out of range: dropped, as JAX's scatter drops it)
+    out = index_writes.padded(np.array(x, copy=True), axes)
     out[key] = value
+    out = index_writes.cut(out, np.shape(x)) if axes else out
     # (a buffer of a Python number's rows stays weakly typed while every write is one: lax.scan's ys)
     return weak(out) if isinstance(x, WeakArray) and _python_number(value) else out
 

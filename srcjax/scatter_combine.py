@@ -1,4 +1,4 @@
-"""``x.at[key].multiply/divide/power/min/max(v)`` (and NumPy's ``np.multiply.at``, ``np.maximum.at``,
+"""``x.at[key].add/multiply/divide/power/min/max(v)`` (and NumPy's ``np.multiply.at``, ``np.maximum.at``,
 ``np.minimum.at``): every value at a repeated index combines, as in JAX's scatters and NumPy's unbuffered
 ``ufunc.at``. Written in NumPy terms over srcjax's primitives, transpiled like the user's helpers
 (``composites`` re-exports them; the normalizer calls them through ``AT_COMBINE``).
@@ -7,7 +7,10 @@ A 1-D integer array on the leading axis selects rows; any other key holding an i
 arrays ``x.at[i, j]``, a 2-D index array, an index array after a slice) works on ``x`` flattened, at the flat
 positions ``x[key]`` selects (was: written as ``x[key] = op(x[key], v)``, where the last value at a repeated
 position won: ``x.at[i, j].max(v)`` with a repeated ``(i, j)`` silently dropped all but one value). Keys of
-ints, slices and masks select each position at most once."""
+ints, slices and masks select each position at most once: ``x[key] = op(x[key], v)``.
+
+An index out of range (known only at run time) writes nothing, as JAX's scatters (srcjax/index_writes.py): an
+entry of an index array matches no row here, an integer's write is dropped by ``index_update``."""
 
 from __future__ import annotations
 
@@ -15,9 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from .adjoint import index_add
 from .lax import index_update as srcjax_index_update
 
-__all__ = ["AT_COMBINE", "at_divide", "at_max", "at_min", "at_multiply", "at_power"]
+__all__ = ["AT_COMBINE", "at_add", "at_divide", "at_max", "at_min", "at_multiply", "at_power"]
 
 
 def _int_array_key(key: Any) -> bool:
@@ -38,8 +42,30 @@ def _holds_index_array(key: Any) -> bool:
 
 
 def _positions(x: Any, key: Any) -> Any:
-    """The flat positions of ``x`` that ``x[key]`` selects (in its shape; repeated where the key repeats)."""
-    return np.reshape(np.arange(np.size(x)), np.shape(x))[key]
+    """The flat positions of ``x`` that ``x[key]`` selects (in its shape; repeated where the key repeats); ``x``'s
+    size (no position: the write dropped) where a tuple of integers and index arrays has one out of range."""
+    pos = np.reshape(np.arange(np.size(x)), np.shape(x))[key]
+    parts = key if isinstance(key, tuple) else (key,)
+    if len(parts) != np.ndim(x) or not all(isinstance(p, int) or np.ndim(p) >= 0 and not isinstance(p, slice) and
+                                           p is not None and p is not Ellipsis for p in parts):
+        return pos  # (slices beside index arrays: each index array's entries in range by the caller's reading)
+    inside = True
+    for p, d in zip(parts, np.shape(x)):
+        inside = inside & (np.asarray(p) >= -d) & (np.asarray(p) < d)
+    return np.where(inside, pos, np.size(x))
+
+
+def _read(x: Any, key: Any) -> Any:
+    """``x[key]`` of a key that selects each element once, each integer index clamped into its axis (as XLA's gather
+    reads; the write there is dropped: a NumPy run gives the compiled program's answer, not NumPy's IndexError)."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if len(parts) > np.ndim(x) or any(p is None or p is Ellipsis or isinstance(p, slice) or np.ndim(p) > 0
+                                      for p in parts):
+        return x[key]  # (a slice or a mask: in range by construction, as NumPy's)
+    clamped = []
+    for j in range(len(parts)):  # (a loop, not a generator: vmap batches it)
+        clamped.append(np.clip(parts[j], -np.shape(x)[j], np.shape(x)[j] - 1))
+    return x[tuple(clamped)]
 
 
 def _flat_values(v: Any, pos: Any) -> Any:
@@ -51,7 +77,7 @@ def _segments(x: Any, key: Any, v: Any, fill: Any) -> Any:
     n = np.shape(x)[0]
     rest = np.shape(x)[1:]
     k = np.shape(key)[0]
-    hit = np.expand_dims(key % n, 1) == np.arange(n)
+    hit = np.expand_dims(np.where(key < 0, key + n, key), 1) == np.arange(n)  # (out of range: no row; was `% n`)
     hit = np.reshape(hit, (k, n) + (1,) * len(rest))
     vb = np.broadcast_to(v, (k,) + rest)
     return np.where(hit, np.expand_dims(vb, 1), fill), np.any(hit, axis=0)
@@ -69,13 +95,27 @@ def _flat_factors(x: Any, key: Any, v: Any) -> Any:
     return np.reshape(_factors(np.reshape(x, (-1,)), np.reshape(pos, (-1,)), _flat_values(v, pos)), np.shape(x))
 
 
+def at_add(x: Any, key: Any, v: Any) -> Any:
+    """``x.at[key].add(v)``: every value at a repeated index adds in (a scatter-add, ``index_add``); a key that
+    selects each element once, ``x[key] = x[key] + v`` (a write out of range dropped by ``index_update``; was
+    ``index_add``'s ``dynamic_update_slice``, which clamped it to the last element). ``x``'s dtype kept."""
+    if _int_array_key(key):  # (a row out of range: its value zeroed too, so that it gets no derivative, as JAX's)
+        n = np.shape(x)[0]
+        inside = np.reshape((key >= -n) & (key < n), np.shape(key) + (1,) * (np.ndim(x) - 1))
+        values = np.broadcast_to(v, np.shape(key) + np.shape(x)[1:])
+        return index_add(x, key, np.where(inside, values, 0)).astype(x.dtype)
+    if _holds_index_array(key):  # (two tests, as the other helpers': vmap batches each `if` on a batched key)
+        return index_add(x, key, v).astype(x.dtype)
+    return srcjax_index_update(x, key, (_read(x, key) + v).astype(x.dtype))
+
+
 def at_multiply(x: Any, key: Any, v: Any) -> Any:
     """``x.at[key].multiply(v)``: every value at a repeated index multiplies in (JAX's scatter_mul)."""
     if _int_array_key(key):
         return x * _factors(x, key, v)
     if _holds_index_array(key):
         return x * _flat_factors(x, key, v)
-    return srcjax_index_update(x, key, x[key] * v)
+    return srcjax_index_update(x, key, _read(x, key) * v)
 
 
 def at_divide(x: Any, key: Any, v: Any) -> Any:
@@ -83,7 +123,7 @@ def at_divide(x: Any, key: Any, v: Any) -> Any:
         return x / _factors(x, key, v)
     if _holds_index_array(key):
         return x / _flat_factors(x, key, v)
-    return srcjax_index_update(x, key, x[key] / v)
+    return srcjax_index_update(x, key, _read(x, key) / v)
 
 
 def at_power(x: Any, key: Any, v: Any) -> Any:
@@ -91,7 +131,7 @@ def at_power(x: Any, key: Any, v: Any) -> Any:
         return x ** _factors(x, key, v)
     if _holds_index_array(key):
         return x ** _flat_factors(x, key, v)
-    return srcjax_index_update(x, key, x[key] ** v)
+    return srcjax_index_update(x, key, _read(x, key) ** v)
 
 
 def _max_rows(x: Any, key: Any, v: Any) -> Any:
@@ -113,7 +153,7 @@ def at_max(x: Any, key: Any, v: Any) -> Any:
         pos = _positions(x, key)
         flat = _max_rows(np.reshape(x, (-1,)), np.reshape(pos, (-1,)), _flat_values(v, pos))
         return np.reshape(flat, np.shape(x))
-    return srcjax_index_update(x, key, np.maximum(x[key], v))
+    return srcjax_index_update(x, key, np.maximum(_read(x, key), v))
 
 
 def at_min(x: Any, key: Any, v: Any) -> Any:
@@ -123,8 +163,8 @@ def at_min(x: Any, key: Any, v: Any) -> Any:
         pos = _positions(x, key)
         flat = _min_rows(np.reshape(x, (-1,)), np.reshape(pos, (-1,)), _flat_values(v, pos))
         return np.reshape(flat, np.shape(x))
-    return srcjax_index_update(x, key, np.minimum(x[key], v))
+    return srcjax_index_update(x, key, np.minimum(_read(x, key), v))
 
 
-AT_COMBINE = {"multiply": at_multiply, "mul": at_multiply, "divide": at_divide, "power": at_power, "max": at_max,
-              "min": at_min}
+AT_COMBINE = {"add": at_add, "multiply": at_multiply, "mul": at_multiply, "divide": at_divide, "power": at_power,
+              "max": at_max, "min": at_min}

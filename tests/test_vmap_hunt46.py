@@ -441,8 +441,8 @@ def case_masked_out_of_range_indices() -> None:
 
 
 def case_out_of_range_write_clamped_as_unbatched() -> None:
-    # (a batched scatter dropped an out-of-range write where the un-batched program (dynamic_update_slice) clamps
-    # it: vmap(f) was not the loop of jit(f))
+    # (a batched scatter dropped an out-of-range write where the un-batched program (dynamic_update_slice) clamped
+    # it: vmap(f) was not the loop of jit(f); both drop it now, as JAX's scatters: srcjax/index_writes.py)
     one = srcjax.jit(P.write_into_shared)
     check(P.write_into_shared, (np.arange(4.0), np.array([1, 7, -9]), 5.0), (None, 0, None), twin=None,
           example=lambda b, i, v: one(b, np.asarray(i), v))

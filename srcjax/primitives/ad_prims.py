@@ -122,9 +122,37 @@ def _index_update_abstract(x: ShapedArray, key: Any, value: ShapedArray) -> Shap
     return ShapedArray(x.shape, x.dtype, weak_type=x.weak_type and value.weak_type)
 
 
+def _lands(b: Any, shape: tuple[int, ...], key: tuple[Any, ...]) -> HloValue | None:
+    """Whether every run-time integer of the basic ``key`` is in range of its axis (``[-d, d)``), a boolean scalar;
+    None where it has none. A write where one is not is dropped (srcjax/index_writes.py: JAX's rule; was clamped by
+    ``dynamic_update_slice``, while an index array's scatter dropped it)."""
+    i64 = np.dtype(np.int64)
+    dyn = iter(k for k in key if isinstance(k, HloValue))
+    ok = None
+    axis = 0
+    for kind, _ in index_plan(shape, key):
+        if kind == "new":
+            continue
+        if kind == "dyn":
+            k = b.convert(next(dyn), i64)
+            inside = b.binary("and", b.compare("GE", k, b.full(-shape[axis], (), i64)),
+                              b.compare("LT", k, b.full(shape[axis], (), i64)))
+            ok = inside if ok is None else b.binary("and", ok, inside)
+        axis += 1
+    return ok
+
+
 def _index_update_lower(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -> HloValue:
     """A contiguous selection (ints, step-1 slices): one ``dynamic_update_slice``; otherwise a mask
-    built like ``index_add``'s padding and a ``select``."""
+    built like ``index_add``'s padding and a ``select``; ``x`` itself where a run-time integer index is out of
+    range (:func:`_lands`)."""
+    key = array_keys(key)
+    written = _index_update_written(ctx, x, key, value)
+    ok = None if gather.is_advanced(key) or written is x else _lands(ctx.b, x.shape, key)
+    return written if ok is None else ctx.b.select(ok, written, x)
+
+
+def _index_update_written(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue) -> HloValue:
     b = ctx.b
     out = ctx.avals_out[0]
     key = array_keys(key)
@@ -222,8 +250,9 @@ def _winning_writes_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
     out = ctx.avals_out[0]
     if not isinstance(key, tuple):
         key = (key,)
-    if not gather.can_repeat(key):
-        return b.full(True, out.shape, out.dtype)
+    if not gather.can_repeat(key):  # (each lands, but where a run-time integer is out of range: none)
+        ok = None if gather.is_advanced(key) else _lands(b, x.shape, array_keys(key))
+        return b.full(True, out.shape, out.dtype) if ok is None else b.broadcast_to(ok, out.shape)
     if not gather.basic_part(key, x.shape)[1]:
         raise ShapeError("assigning through integer-array indices mixed with slices is not supported",
                          hint="assign through the arrays alone (x[rows, cols] = v), or build the array with np.where")
