@@ -464,13 +464,12 @@ def case_static_for_else() -> None:
 
 
 def case_first_index_for_else() -> None:
-    # the canonical search: `idx` is first assigned in the loop, under a `break` on data: refused (jax.vmap cannot
-    # run a Python `break` on a traced value either) at the user's loop, naming `idx` (it said "a name")
-    with pytest.raises(srcjax.TranspileError) as e:
-        srcjax.vmap(P.first_index_for_else, in_axes=(0, None))(r(RNG, 4, 5), 0.5)
-    msg = str(e.value)
-    assert "`idx`, which it first assigns, is used after the loop (assign `idx` before the loop)" in msg, msg
-    assert "vmap_hunt46_programs.py" in msg and "for i in range(x.shape[0]):" in msg, msg
+    # the canonical search: `idx` is first assigned in the loop, under a `break` on data, and in the `else:`
+    # clause: it was refused ("`idx`, which it first assigns, is used after the loop"); the clause's `idx = -1`
+    # now binds it before the loop too (frontend/loop_else.py), so the loop carries it (refuse47)
+    check(P.first_index_for_else, (r(RNG, 4, 5), 0.5), (0, None), twin=None)
+    x = np.array([[0.1, 0.2, 0.3], [0.9, 0.1, 0.7], [0.1, 0.6, 0.2]])
+    agree(srcjax.vmap(P.first_index_for_else, in_axes=(0, None))(x, 0.5), np.array([-1, 0, 1]), what="vmap")
 
 
 def case_while_else() -> None:

@@ -33,6 +33,9 @@ def is_plain_function(v: Any) -> bool:
         callable(v) and getattr(type(v), "__module__", "") == "numpy"
 
 
+_VARIANT_ATTRS = ("__srcjax_tuple_params__", "__srcjax_star__", "__srcjax_star_of__", "__srcjax_kwargs__")
+
+
 def bound_variant(fn: types.FunctionType, bound: dict[str, Any],
                   extras: dict[str, tuple[str, ...]] | None = None) -> types.FunctionType:
     """The copy of ``fn`` whose parameters ``bound`` are fixed to those functions (one per binding); ``extras``:
@@ -43,8 +46,9 @@ def bound_variant(fn: types.FunctionType, bound: dict[str, Any],
         return hit[0]
     made = copy_function(fn)
     setattr(made, BOUND, dict(bound))
-    if hasattr(fn, "__srcjax_tuple_params__"):  # (a tuple variant's parameters: tuple_params.py)
-        made.__srcjax_tuple_params__ = fn.__srcjax_tuple_params__  # type: ignore[attr-defined]
+    for kept_attr in _VARIANT_ATTRS:  # (a tuple, star or keywords variant's parameters: what its source reads)
+        if hasattr(fn, kept_attr):
+            setattr(made, kept_attr, getattr(fn, kept_attr))
     made.__srcjax_bound_of__ = fn  # type: ignore[attr-defined]  # (the helper it is a copy of)
     sig = inspect.signature(fn)  # (what callers bind their arguments to: without the fixed parameters)
     kept = [p for p in sig.parameters.values() if p.name not in bound]

@@ -612,7 +612,8 @@ class Functionalizer:
             why = f"it changes `{name}` (a method call)"
         elif any(n not in defined and n in head for n in assigned):
             name = next(n for n in assigned if n not in defined and n in head)
-            why = f"`{name}`, which it first assigns, is used after the loop (assign `{name}` before the loop)"
+            why = f"`{name}`, which it first assigns, is used after the loop (assign `{name}` before the loop, or " \
+                f"in a `for ... else:` clause: Python raises UnboundLocalError after no iteration binds it)"
         elif not carry and not keep_target:
             why = "it computes nothing used after it"
         elif (breaks or conts) and not flagged:

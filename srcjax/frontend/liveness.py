@@ -20,7 +20,7 @@ from .names import names_in, target_names
 from .names import walk as walk_nodes
 from .syntax import LOOPS, assigned_in, orelse_stmts, params_of, statements_in
 
-__all__ = ["Liveness", "free_names", "free_reads"]
+__all__ = ["Liveness", "free_names", "free_reads", "read_outside"]
 
 LoopExits = tuple[set[str], set[str]]  # the innermost Python loop: (live at its head, live after it)
 
@@ -99,6 +99,24 @@ class Liveness:
             return set(out) - {s.name.value}
         return set(out) | self.reads(s)
 
+    def after(self, stmts: Sequence[Any], target: Any, out: set[str], loop: LoopExits | None) -> set[str] | None:
+        """Names live after the statement ``target`` (somewhere in ``stmts``), given ``out`` live after
+        ``stmts``; None: ``target`` is not in them."""
+        for st, live in zip(stmts, self.live_after(stmts, out, loop)):
+            if st is target:
+                return live
+            if isinstance(st, cst.If):
+                found = self.after(st.body.body, target, live, loop)
+                found = found if found is not None else self.after(orelse_stmts(st), target, live, loop)
+            elif isinstance(st, LOOPS):
+                head = self.loop_head(st, live)
+                found = self.after(st.body.body, target, head, (head, live))
+            else:
+                found = None
+            if found is not None:
+                return found
+        return None
+
     def loop_head(self, s: cst.For | cst.While, out: set[str]) -> set[str]:
         """Names live at the head of a loop (before a ``for`` binds its target)."""
         key = (id(s), frozenset(out))
@@ -116,6 +134,13 @@ class Liveness:
                 self.keep.append(s)
                 return head
             head = new
+
+
+def read_outside(body: Sequence[Any], loop: cst.For | cst.While) -> set[str]:
+    """Names ``loop``'s body binds that are live after ``loop`` in the function whose statements are ``body``:
+    read after it, or at the head of an enclosing loop, before being bound again (the last iteration's binding)."""
+    out = Liveness(body).after(body, loop, set(), None)
+    return set(assigned_in(loop.body.body)) & (out or set())
 
 
 _COMPREHENSIONS = (cst.ListComp, cst.GeneratorExp, cst.SetComp, cst.DictComp)

@@ -35,6 +35,7 @@ from ..primitives import registry
 from . import (
     bound_helpers,
     builtin_calls,
+    class_methods,
     closure_bindings,
     comprehension_loops,
     constructed_objects,
@@ -44,6 +45,7 @@ from . import (
     helper_checks,
     in_place_updates,
     jax_spellings,
+    kwargs_params,
     list_copies,
     list_methods,
     literal_arrays,
@@ -413,17 +415,17 @@ class Normalizer(Resolver):
         default left alone): a call of its bound variant without them (frontend/bound_helpers.py). None:
         not such a call."""
         known, fv = found
+        fv = class_methods.call_variant(fv) or fv  # (`Kernels.mix(r2, w)` of a classmethod: its `cls` fixed)
         take = plain_calls.TAKE_FUNCTIONS
         if not known or not isinstance(fv, types.FunctionType) or not is_user_function(fv) or is_generated(fv) \
                 or getattr(fv, "__module__", "") in LIBRARY_MODULES and fv.__module__ not in take \
                 or bound_helpers.bound_names(fv) is not None \
                 or any(a.star for a in node.args):
             return None
+        fv = kwargs_params.call_variant(fv, node) or fv  # (`def layer(x, **kw)`: the copy for these keywords)
         if star_params.star_parameter(fv) is not None:  # (`def f(x, *rest)`: the copy for this many arguments)
-            callee = self.helper_call_name(star_params.call_variant(fv, sum(a.keyword is None for a in node.args)),
-                                           node)
-            return node.with_changes(func=callee, args=[a.with_changes(value=self.atom(a.value))
-                                                        for a in node.args]), call_hint(callee)
+            fv = star_params.call_variant(fv, sum(a.keyword is None for a in node.args))
+        copied = fv is not found[1]  # (called as its copy, also where no parameter is fixed to a function)
         node, fv = tuple_params.call_variant(node, fv)  # (`rk4(f, y0, t, args=(a, b))` of `f(y, t, *args)`)
         params = list(inspect.signature(fv).parameters)
         lifted = {(a.keyword.value if a.keyword is not None else params[i] if i < len(params) else ""): got
@@ -437,7 +439,7 @@ class Normalizer(Resolver):
         bound = bound_helpers.call_bindings(fv, positional, keywords, set())
         if bound:  # (a parameter the helper assigns again is not fixed)
             bound = bound_helpers.call_bindings(fv, positional, keywords, rebound_parameters(read_function(fv).fdef))
-        if not bound and not tuple_params.spelled_names(fv):
+        if not bound and not tuple_params.spelled_names(fv) and not copied:
             return None
         kept = [a.with_changes(value=self.atom(a.value)) for i, a in enumerate(node.args)
                 if (a.keyword.value if a.keyword is not None else params[i]) not in bound]
@@ -882,7 +884,8 @@ def call_hint(callee: cst.BaseExpression) -> str:
 
 def normalize(fn: Callable[..., Any], helper_name: Callable[..., str], name: str | None = None,
               bindings: dict[str, Any] | None = None, comprehension_loops: bool = False) -> NormalizedFunction:
-    src = methods.guard(closure_bindings.expand(tuple_params.expand(star_params.expand(read_function(fn)))))
+    src = methods.guard(closure_bindings.expand(tuple_params.expand(star_params.expand(kwargs_params.expand(
+        class_methods.expand(read_function(fn)))))))
     src = view_unpacking.rewrite(dict_merges.rewrite(nested_defaults.rewrite(src)))  # (`def g(v, k=k)` in a loop;
     src = constructed_objects.rewrite(returned_closures.rewrite(list_copies.rewrite(src)))  # `d | e` of dicts;
     # `a, b = d.values()`; `list(ws)` of a parameter); `g = make_scaler(a)` (a helper's closure: its body written

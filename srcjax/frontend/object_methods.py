@@ -23,6 +23,7 @@ from typing import Any
 
 import libcst as cst
 
+from . import class_methods
 from .callees import origin
 from .function_copies import copy_function
 from .methods import METHOD_OF, READ_AS, _is_pytree_class, method_function  # (the classes methods.py follows)
@@ -194,6 +195,10 @@ def _method_of(cls: type, name: str) -> tuple[types.FunctionType, bool] | None:
     """``(function, takes the object)`` of the method ``name`` of ``cls`` (a staticmethod takes none); None:
     not a plain function of the user's."""
     attr = inspect.getattr_static(cls, name, None)
+    if isinstance(attr, classmethod):  # (`self.mix(x)` of a classmethod: its copy with `cls` fixed)
+        owner = next((c for c in cls.__mro__ if name in vars(c)), cls)
+        made = class_methods.variant(owner if owner.__name__ in attr.__func__.__globals__ else cls, attr.__func__)
+        return None if made is None else (made, False)
     fn, bound = (attr.__func__, False) if isinstance(attr, staticmethod) else (attr, True)
     if not isinstance(fn, types.FunctionType) or origin(fn) is not None:
         return None

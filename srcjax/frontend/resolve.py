@@ -33,7 +33,7 @@ from .. import composites as _composites
 from .. import pytree, warm_cache
 from ..core import Span, TranspileError, UnknownFunctionError, UnsupportedSyntaxError
 from ..primitives import registry
-from . import callees, closures, star_params, tuple_params
+from . import callees, closures, kwargs_params, star_params, tuple_params
 from .callees import ALLOWED_BUILTINS
 from .names import NODE_CLASSES, REVERSED_GETTERS, Visitor, code, reversed_getter, target_names
 from .read import FunctionSource
@@ -370,8 +370,9 @@ class Resolver:
     def _reserve(self, v: Any) -> None:
         """(:meth:`reserve_helpers`) the helper name of ``v`` where it is a user function."""
         if is_user_function(v) and not (callable(v) and registry.lookup(v) is not None):
-            if star_params.star_parameter(unwrap(v)) is not None or tuple_params.spreads(unwrap(v)):
-                # (`def f(*xs)`, `f(y, *args)` of a parameter: its calls name copies of it)
+            if star_params.star_parameter(unwrap(v)) is not None or tuple_params.spreads(unwrap(v)) or \
+                    kwargs_params.kwargs_parameter(unwrap(v)) is not None:
+                # (`def f(*xs)`, `f(y, *args)` of a parameter, `def f(x, **kw)`: its calls name copies of it)
                 self.used.add(unwrap(v).__name__)
                 return
             self.used.add(self.helper_name(unwrap(v)))

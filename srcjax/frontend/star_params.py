@@ -22,6 +22,7 @@ from typing import Any
 
 import libcst as cst
 
+from . import kwargs_params
 from .function_copies import copy_function
 from .names import target_names, walk
 from .read import FunctionSource, read_function
@@ -123,8 +124,9 @@ def spread(src: FunctionSource, node: cst.Call) -> cst.Call:
     """``node`` with its ``*xs`` spelled as the values: of a tuple or list literal (``f(*(a, b))``), or of the
     ``*args`` parameter of the star variant ``src`` is read from, never assigned again (``g(*xs)`` in ``def
     f(*xs)``: ``g(xs_0, xs_1)``); other ``*`` arguments are left (and refused by the caller)."""
-    if not any(a.star == "*" for a in node.args):
+    if not any(a.star for a in node.args):
         return node
+    keyed = kwargs_params.spread_names(src.fn)  # (`act(x, **kw)` in `def layer(x, **kw)`: its keywords)
     star = getattr(src.fn, STAR, None)
     names = {} if star is None or _assigned(read_function(src.fn).fdef, star[0]) else {star[0]: star[1]}
     names.update(getattr(src.fn, TUPLE, None) or {})  # (`f(y, t, *args)` of `args=(a, b)`: never assigned)
@@ -139,6 +141,10 @@ def spread(src: FunctionSource, node: cst.Call) -> cst.Call:
         elif a.star == "*" and isinstance(v, cst.Name) and v.value in names:
             args += [cst.Arg(cst.Name(m)) for m in names[v.value]]
             spreads = True
+        elif a.star == "**" and isinstance(v, cst.Name) and v.value in keyed and \
+                not _assigned(read_function(src.fn).fdef, v.value):
+            args += [cst.Arg(cst.Name(k), keyword=cst.Name(k), equal=_TIGHT_EQUAL) for k in keyed[v.value]]
+            spreads = True
         elif a.star and isinstance(v, cst.Name) and (held := literal_held(src.fdef, v.value, a.star == "**")):
             for k in held:  # `f(*xs)` of `xs = (a, b)`: f(xs[0], xs[1]); `f(**kw)` of `kw = {"s": 2.0}`: s=kw["s"]
                 item = cst.Subscript(v, [cst.SubscriptElement(cst.Index(
@@ -152,6 +158,8 @@ def spread(src: FunctionSource, node: cst.Call) -> cst.Call:
             args.append(a)  # (the user's node: errors about it are located)
     if not spreads:
         return node
+    if args:  # (`act(x, **kw)` of no keywords: `act(x)`)
+        args[-1] = args[-1].with_changes(comma=cst.MaybeSentinel.DEFAULT)
     out = node.with_changes(args=args)
     if node in src.positions:  # (errors about the call are located at the user's)
         src.positions[out] = src.positions[node]

@@ -27,6 +27,7 @@ from ..adjoint import TAPE_PREFIX
 from ..core import TranspileError
 from ..frontend import provenance
 from ..frontend.list_aliases import lists_of_rows
+from ..frontend.liveness import read_outside
 from ..frontend.names import Names, code, names_in, parse_expression, target_names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
@@ -194,7 +195,7 @@ class VJP:
                 if isinstance(s, cst.For):
                     inner.update(target_names(s.target))
                 self.loop_saves.append([])
-                self.carried.append(upward_exposed(s.body.body))
+                self.carried.append(upward_exposed(s.body.body) | read_outside(self.body, s))  # (or read after it)
                 self.enclosing.append(s)
                 self.primal(s.body.body, ind + 1, body_lines, inner)
                 self.enclosing.pop()
@@ -895,6 +896,5 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
         bwd_lines += [f"    {c}" for c in consts]
     bwd_lines += adj
     bwd_lines.append(f"    return ({', '.join(bars)},)" if bars else "    return ()")
-    out_lines.append("\n".join(fwd_lines) + "\n")
-    out_lines.append("\n".join(bwd_lines) + "\n")
+    out_lines += ["\n".join(fwd_lines) + "\n", "\n".join(bwd_lines) + "\n"]
     return fwd, bwd
