@@ -828,6 +828,8 @@ def _mark_static_params() -> None:
             names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS or f.__name__ in _SIZES]
             if names:  # (with those a helper marks itself: batch_unbroadcast's x, read for its shape only)
                 index_params(*dict.fromkeys([*getattr(f, "__srcjax_index_params__", ()), *names]))(f)
+            if f.__name__ in _SIZES:  # (static for the binding times of batched source: `if batch_len(h) > 2:`)
+                f.__srcjax_static_result__ = True  # type: ignore[attr-defined]
 
 
 _mark_static_params()

@@ -49,7 +49,15 @@ KNOWN_REFUSALS: tuple[str, ...] = (
 # Errors of srcjax's own met and not fixed yet: xfail, not hidden
 KNOWN_INTERNAL: tuple[str, ...] = ()
 # Wrong answers met and not fixed yet: (case, check[, dtype]) -> why; xfail, not hidden
-KNOWN_WRONG: dict[tuple[str, ...], str] = {}
+_PF_F32 = ("float32 under the tests' fast XLA flags (tests/optimized_xla.py): the derivative through the last step's "
+           "weights is nan in srcjax's program and -inf/nan in jax's jitted one; at XLA's defaults both give NumPy's "
+           "float64 value (0.6058), so the flags' machine code, not the program")
+_PF_JVP = ("lambda a0, a1, a2, a3: jvp(lambda t0, t1, t2: f(t0, t1, t2, a3), (a0, a1, a2, ), (np.sin(2.0 * a0 + 1.0), "
+           "np.sin(2.0 * a1 + 2.0), np.sin(2.0 * a2 + 3.0), ))")
+KNOWN_WRONG: dict[tuple[str, ...], str] = {
+    ("particle_filter_loglik", "grad(f, argnums=(0, 1, 2))", "float32"): _PF_F32,
+    ("particle_filter_loglik", _PF_JVP, "float32"): _PF_F32,
+}
 
 
 def _n(r: np.random.Generator, d: Any, *shape: int, scale: float = 1.0) -> np.ndarray:

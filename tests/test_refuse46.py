@@ -137,18 +137,19 @@ def test_history_changed_at_the_front(fn: Callable[..., Any]) -> None:
 
 _ALL = ("jit", "grad", "jvp", "hessian", "vmap", "vmap(grad)")
 _HISTORY_TRANSFORMS = {
-    # vmap(grad) of `hist = hist[1:]` under a static `if len(hist) > 2:` in a loop is refused ("reverse mode through
-    # a loop inside an `if` on array data": the popped flag shares a tape row with batched values), as it was
-    # written by hand before refuse46 (`test_vmap_of_grad_of_a_window_is_a_known_refusal`)
-    "history_window_pop_front": _ALL[:-1],
     # vmap(grad): "a list holding batched and unbatched values is used as a whole" (the histories hold the batched
     # steps beside the unbatched first ones' zeros; hunt26's lbfgs_sliced, a known refusal there)
     "lbfgs_limited_memory": _ALL[:-1]}
 
 
-def test_vmap_of_grad_of_a_window_is_a_known_refusal() -> None:
-    with pytest.raises(srcjax.TranspileError, match="inside an `if` on array data"):
-        srcjax.vmap(srcjax.grad(rp.history_window_pop_front))(n(4, 3))
+def test_vmap_of_grad_of_a_window_runs() -> None:
+    """vmap(grad) of `hist = hist[1:]` under a static `if len(hist) > 2:` in a loop (was refused: "reverse mode
+    through a loop inside an `if` on array data": the batched gradient's `batch_len(hist)` was taken for data), per
+    example as grad's."""
+    xs = n(4, 3)
+    got = np.asarray(srcjax.vmap(srcjax.grad(rp.history_window_pop_front))(xs))
+    for b in range(4):
+        np.testing.assert_allclose(got[b], np.asarray(srcjax.grad(rp.history_window_pop_front)(xs[b])), rtol=1e-12)
 
 
 # -- 4. forward over reverse through loops over views of history lists ---------------------------------------------

@@ -3,8 +3,8 @@
 :class:`BindingTimes` (source level, flow-insensitive, a fixed point) gives each
 variable STATIC < UNKNOWN < DYNAMIC, the join over its assignments. Parameters
 are UNKNOWN (an array or a Python number: the lowering finds out) unless their
-default is a literal; shapes, dtypes, ``len()``, ``range()``, ``is`` tests and
-module globals are STATIC; a NumPy primitive of anything not STATIC is DYNAMIC;
+default is a literal; shapes, dtypes, ``len()``, ``range()`` (vmap's size helpers, ``batch_len``), ``is``
+tests and module globals are STATIC; a NumPy primitive of anything not STATIC is DYNAMIC;
 everything else joins its operands. A name assigned under a DYNAMIC test, in a
 loop that a DYNAMIC test breaks out of, or after a DYNAMIC ``continue`` is
 DYNAMIC too; one assigned under an UNKNOWN test is at least UNKNOWN.
@@ -27,6 +27,7 @@ import math
 import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from types import FunctionType
 from typing import Any
 
 import libcst as cst
@@ -356,7 +357,7 @@ class BindingTimes:
         args = max((self.of(a.value) for a in e.args), default=STATIC)
         ok, v = self.resolve(e.func)
         if ok:
-            if id(v) in STATIC_FUNCTIONS:
+            if id(v) in STATIC_FUNCTIONS or _sizes(v):
                 return STATIC
             prim = registry.lookup(v) if callable(v) else None
             if prim is not None:
@@ -365,8 +366,14 @@ class BindingTimes:
         if isinstance(e.func, cst.Attribute):  # a method of a local value
             return max(args, self.of(e.func.value))
         if isinstance(e.func, cst.Name) and e.func.value in self.helpers:
-            return args
+            return STATIC if _sizes(self.nf.source.globals.get(e.func.value)) else args
         return max(args, self.of(e.func))
+
+
+def _sizes(v: Any) -> bool:
+    """Whether ``v`` is a library helper whose result is a size, a shape or axes (Python ints: vmap's ``batch_len``
+    of a list it batched, read by ``if batch_len(history) > 2:`` in batched derivative source)."""
+    return type(v) is FunctionType and getattr(v, "__srcjax_static_result__", False) is True
 
 
 def _keys_test(e: Any, dicts: Any) -> bool:
