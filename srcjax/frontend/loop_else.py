@@ -34,8 +34,7 @@ from typing import Any
 import libcst as cst
 
 from .located import Located
-from .names import statement_nodes, walk
-from .names import names_in, target_names, walk
+from .names import names_in, statement_nodes, target_names, walk
 from .read import FunctionSource
 from .syntax import assigned_in
 
