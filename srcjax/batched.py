@@ -820,6 +820,9 @@ _STATIC_PARAMS = frozenset({
 
 # Helpers whose result is a size, a shape or axes (Python ints): every parameter read for its shape only
 _SIZES = ("batch_size_of", "batch_size_of_any", "batch_axis", "batch_axes", "batch_shape", "batch_len")
+# sizes, static for binding times; not the axes (``batch_axis(source, x)`` of a helper's parameter restored from a tape
+# is static only where a push proves it: batch_popped.py; as STATIC it reached a broken program, seed 1411)
+_SIZED = ("batch_size_of", "batch_size_of_any", "batch_shape", "batch_len")
 
 
 def _mark_static_params() -> None:
@@ -829,7 +832,7 @@ def _mark_static_params() -> None:
             names = [p for p in inspect.signature(f).parameters if p in _STATIC_PARAMS or f.__name__ in _SIZES]
             if names:  # (with those a helper marks itself: batch_unbroadcast's x, read for its shape only)
                 index_params(*dict.fromkeys([*getattr(f, "__srcjax_index_params__", ()), *names]))(f)
-            if f.__name__ in _SIZES:  # (static for the binding times of batched source: `if batch_len(h) > 2:`)
+            if f.__name__ in _SIZED:  # (static for the binding times of batched source: `if batch_len(h) > 2:`)
                 f.__srcjax_static_result__ = True  # type: ignore[attr-defined]
 
 
