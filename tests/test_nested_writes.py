@@ -160,3 +160,21 @@ def test_what_numpy_would_also_change_is_refused(fn: Any, match: str) -> None:
     with pytest.raises(TranspileError, match=match) as e:
         srcjax.jit(fn)(np.ones(3))
     assert "test_nested_writes.py" in str(e.value) and "][" in str(e.value)  # (at the user's write)
+
+
+def _keyed_twice(x, k):
+    out = {}
+    out[k] = [x, 2.0 * x]  # (`k` keys a dict here and indexes an array below: it may repeat there, not here)
+    y = np.zeros(3)
+    y[k] = np.sum(x)
+    return np.sum(out[k][0] * out[k][1]) + np.sum(y)
+
+
+def test_grad_of_a_list_stored_into_a_dict_by_a_key_that_also_indexes_an_array() -> None:
+    """Refused before ("np.where(): a list of traced values"): a key that also indexes an array is not known to
+    name one element (writes47's rule), so the write's cotangent kept ``np.where(winning_writes(out, k), ...)``
+    around the list stored; a write into a name that is always a dict or list lands whatever its key."""
+    x = np.array([1.0, 2.0, -1.0])
+    g = srcjax.grad(_keyed_twice)
+    _agree(g(x, 1), 4.0 * x + 1.0, "grad vs the closed form")
+    _agree(srcjax.numpy_function(g)(x, 1), g(x, 1), "grad's source run by NumPy")

@@ -105,3 +105,20 @@ def test_random_indices_in_and_out_of_range_agree_with_jax(form: Callable[..., A
     v = _values(i)
     check_jit(form, X, i, v)
     check_grad(form, X, i, v)
+
+
+def _empty_keys(x: Any) -> Any:
+    y = x.copy()
+    y[:, []] = 5.0
+    y[:, ()] = 4.0
+    return np.sum(y[:, ()]) + np.sum(y[:, []]) + np.sum(y ** 2)
+
+
+def test_vmap_of_writes_at_empty_index_lists_and_tuples() -> None:
+    """Refused before ("arrays used as indices must be of integer type, not float64"): vmap's write probed its
+    target with ``np.zeros_like`` of each index, and that of ``[]`` or ``()`` is a float array; NumPy reads them
+    as empty integer arrays (the write changes nothing)."""
+    X = np.arange(6.0).reshape(3, 2)
+    Xs = np.stack([X, -X])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(_empty_keys)(Xs)), [_empty_keys(X), _empty_keys(-X)])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(srcjax.grad(_empty_keys))(Xs)), 2 * Xs)

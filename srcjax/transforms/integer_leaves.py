@@ -273,19 +273,38 @@ def unique_keys(body: Sequence[Any], params: Sequence[str]) -> frozenset[str]:
     bools = {n for n, bs in binds.items() if all(isinstance(b, cst.BaseExpression) and boolean_valued(b) for b in bs)}
     keys, arrays = _container_keys(body, binds)  # (a key of a dict that also indexes an array may repeat there:
     # item_write's `inner`, `{**item, inner: v}` or `item[inner] = v`; winning_writes folded away, a wrong grad)
-    return UniqueKeys(ints | bools | (keys - arrays), containers=frozenset(keys - ints - bools))
+    return UniqueKeys(ints | bools | (keys - arrays), containers=frozenset(keys - ints - bools),
+                      held=frozenset(_held(binds)))
 
 
 class UniqueKeys(frozenset[str]):
     """:func:`unique_keys`' names, knowing which are keys of containers (``containers``): the cotangent of a
-    container's item cleared by such a key keeps the container's structure (a dict's item: zeros of its shape)."""
+    container's item cleared by such a key keeps the container's structure (a dict's item: zeros of its shape);
+    and which names are always lists or dicts (``held``: :func:`_held`), a write into which lands whatever its key
+    (an item is written once: ``winning_writes(items, key)`` folds away for any ``key``)."""
 
     containers: frozenset[str]
+    held: frozenset[str]
 
-    def __new__(cls, names: Any, containers: frozenset[str] = frozenset()) -> UniqueKeys:
+    def __new__(cls, names: Any, containers: frozenset[str] = frozenset(),
+                held: frozenset[str] = frozenset()) -> UniqueKeys:
         made = super().__new__(cls, names)
         made.containers = containers
+        made.held = held
         return made
+
+
+def _held(binds: dict[str, list[Any]]) -> set[str]:
+    """Names every binding of which is a list, tuple or dict literal (``items = {}``), or a write into the name's
+    own container (``items = srcjax.lax.index_update(items, k, v)``): always a container."""
+    return {n for n, bs in binds.items() if bs and any(type(b) in _LITERALS for b in bs) and
+            all(type(b) in _LITERALS or _own_update(b, n) for b in bs)}
+
+
+def _own_update(b: Any, name: str) -> bool:
+    return b.__class__ is cst.Call and len(b.args) == 3 and b.func.__class__ is cst.Attribute and \
+        b.func.attr.value == "index_update" and b.args[0].value.__class__ is cst.Name and \
+        b.args[0].value.value == name and code(b.func) == "srcjax.lax.index_update"
 
 
 def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> tuple[set[str], set[str]]:
@@ -303,8 +322,8 @@ def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> tuple[s
                 keys.add(key.value)
             elif isinstance(key, cst.Name):
                 arrays.add(key.value)
-    keys.update(n for n, bs in binds.items() if bs and all(_item_key(b, binds) for b in bs))
-    return keys, arrays & keys
+    made = {n for n, bs in binds.items() if bs and all(_item_key(b, binds) for b in bs)}
+    return keys | made, (arrays & keys) - made  # (a key by construction is one key: it never repeats)
 
 
 def _item_key(b: Any, binds: dict[str, list[Any]]) -> bool:

@@ -115,9 +115,13 @@ def _unkeyed(node: cst.Call) -> cst.BaseExpression:
 
 
 def _writes_once(node: Any, unique: frozenset[str]) -> bool:
-    """A ``winning_writes(x, key)`` call whose key cannot name an element twice (:func:`unique_key`)."""
-    return isinstance(node.func, cst.Name) and node.func.value == "winning_writes" and len(node.args) == 2 and \
-        unique_key(node.args[1].value, unique)
+    """A ``winning_writes(x, key)`` call whose key cannot name an element twice (:func:`unique_key`), or whose
+    ``x`` is always a list or dict (``unique.held``: an item is written once, by any key)."""
+    if not (isinstance(node.func, cst.Name) and node.func.value == "winning_writes" and len(node.args) == 2):
+        return False
+    x = node.args[0].value
+    return unique_key(node.args[1].value, unique) or \
+        isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset())
 
 
 def unique_key(key: cst.BaseExpression, unique: frozenset[str] = frozenset()) -> bool:
