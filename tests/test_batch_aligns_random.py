@@ -5,9 +5,11 @@ Each program reduces its arguments (every axis or one, ``keepdims`` or not, batc
 ``np.max``/``np.sum``/``np.mean``/``np.min``), combines the reductions with the arguments elementwise, rebinds
 names (from themselves, after the reduction), in a loop or on both sides of a branch on data, and returns a
 value of the arguments' broadcast shape. It runs under ``vmap`` (``in_axes`` with ``None`` mixes, ``out_axes``),
-nested ``vmap``, ``vmap(grad)``, ``jacrev`` and ``hessian``, by XLA and as generated source by NumPy, against
-jax (and a Python loop over the examples for ``vmap``). The default tier draws a few derandomized programs;
-``SRCJAX_HYPOTHESIS=thorough`` many fresh ones; ``python -m tests.test_batch_aligns_random N SEED`` sweeps N
+nested ``vmap`` (the inner one's lines copied by the outer one too), ``vmap(grad)``, ``jacrev``,
+``jacfwd(jacrev)`` and ``hessian`` (of a scalar and of an array: the withdrawn ``*_like`` rule fails the last
+two), by XLA and as generated source by NumPy, against jax (and a Python loop over the examples for ``vmap``).
+The default tier draws a few derandomized programs; ``SRCJAX_HYPOTHESIS=thorough`` many fresh ones;
+``python -m tests.test_batch_aligns_random N SEED`` sweeps N
 seeded programs and prints each failure.
 """
 
@@ -33,9 +35,11 @@ _REDUCE = ["np.max", "np.sum", "np.mean", "np.min"]
 _AXES = ["", ", axis=None", ", axis=-1", ", axis=0", ", keepdims=True", ", axis=-1, keepdims=True",
          ", axis=(0, 1)"]
 _COMBINE = ["{a} - {m}", "{a} * {m}", "np.exp({a} - {m})", "{m} + {a}", "np.where({a} > {m}, {a}, {m})",
-            "np.maximum({a}, {m})", "({a} - {m}) * ({a} - {m})", "{a} / (1.0 + {m} * {m})"]
+            "np.maximum({a}, {m})", "({a} - {m}) * ({a} - {m})", "{a} / (1.0 + {m} * {m})",
+            "np.sin({a}) * 2.0 + {m}", "2.0 * np.cos({a} - {m})"]  # (a number times an array: an unbroadcast)
 _UNARY = ["np.log(1.0 + {m} * {m})", "{m} * 2.0", "np.tanh({m})", "-{m}", "{m} + 1.0"]
-_TRANSFORMS = ["vmap", "vmap_x", "vmap_y", "vmap_out1", "vmap_vmap", "vmap_grad", "jacrev", "hessian", "vmap_jacrev"]
+_TRANSFORMS = ["vmap", "vmap_x", "vmap_y", "vmap_out1", "vmap_vmap", "vmap_vmap_crossed", "vmap_grad", "jacrev",
+               "jacfwd_jacrev", "hessian", "hessian_of_array", "vmap_jacrev"]
 
 
 def write_program(c: Choices) -> str:
@@ -139,6 +143,14 @@ def run_case(f: Any, jf: Any, how: str, seed: int = 0) -> None:
         ours, args = srcjax.vmap(srcjax.vmap(f, in_axes=(0, None)), in_axes=(0, 0)), (xss, ys[:3])
         loop, want = (np.stack([np.stack([g(xss[i, j], ys[i]) for j in range(4)]) for i in range(3)])
                       for g in (f, jf))
+    elif how == "vmap_vmap_crossed":  # (the inner vmap's lines of y alone: copied as they are by the outer one)
+        yss = rng.normal(size=(4,) + Y_SHAPE)
+        ours, args = srcjax.vmap(srcjax.vmap(f, in_axes=(None, 0)), in_axes=(0, None)), (xs[:3], yss)
+        loop, want = (np.stack([np.stack([g(xs[i], yss[j]) for j in range(4)]) for i in range(3)])
+                      for g in (f, jf))
+    elif how == "jacfwd_jacrev":  # (jacfwd batches jacrev's batched VJP again)
+        ours, args = srcjax.jacfwd(srcjax.jacrev(f)), (x, y)
+        want = jax.jacrev(jax.jacrev(jf))(x, y)
     elif how == "vmap_grad":
         ours, args = srcjax.vmap(srcjax.grad(_loss(f, np)), in_axes=(0, None)), (xs, y)
         want = np.stack([jax.grad(_loss(jf, jnp))(xs[i], y) for i in range(4)])
@@ -148,6 +160,9 @@ def run_case(f: Any, jf: Any, how: str, seed: int = 0) -> None:
     elif how == "jacrev":
         ours, args = srcjax.jacrev(f), (x, y)
         want = jax.jacrev(jf)(x, y)
+    elif how == "hessian_of_array":  # (an array output: jacfwd(jacrev(f)), after the gradient's path refused it)
+        ours, args = srcjax.hessian(f, argnums=1), (x, y)
+        want = jax.jacrev(jax.jacrev(jf, argnums=1), argnums=1)(x, y)
     else:  # (jax.hessian is jacfwd over jacrev: a vmap, which refuses a branch on data; jacrev twice does not)
         ours, args = srcjax.hessian(_loss(f, np)), (x, y)
         want = jax.jacrev(jax.jacrev(_loss(jf, jnp)))(x, y)
