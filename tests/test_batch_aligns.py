@@ -136,3 +136,39 @@ def test_hessian_of_a_vector_valued_function_is_jax_layout_not_a_matrix():
     assert got.shape == (4, 4, 4)
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(np.asarray(jax.hessian(lambda v: jnp.sin(v) * 2.0)(x)), want, rtol=1e-12, atol=1e-12)
+
+
+def test_a_copied_line_of_batched_source_keeps_its_alignments():
+    """The mechanism of the hessian regression above: jacfwd batches jacrev's batched VJP again, and the line
+    ``batch_unbroadcast(mul, sin, True, False)`` it leaves as it is (not batched there) gives a value with
+    jacrev's basis axis in front of sin's: rank 2, not sin's 1. ``batch_align(mul_1, unbroadcast_1)`` must stay."""
+    got = _pass("""
+        def f_vjp_vmap_jvp_vmap(v, out_bar, v_dot):
+            sin = np.sin(v)
+            mul = 2.0 * out_bar
+            unbroadcast_1 = batch_unbroadcast(mul, sin, True, False)
+            neg = -sin
+            ones = ones_like(sin)
+            mul_1 = batch_align(v_dot, neg) * neg
+            v_bar_dot = unbroadcast_1 * batch_align(mul_1, unbroadcast_1)
+            return v_bar_dot, batch_align(mul_1, ones)
+        """)
+    assert "unbroadcast_1 * batch_align(mul_1, unbroadcast_1)" in got
+    x = np.array([0.3, -1.2, 0.7, 2.0])
+    got_j = np.asarray(srcjax.jacfwd(srcjax.jacrev(lambda v: np.sin(v) * 2.0))(x))
+    want = jax.jacfwd(jax.jacrev(lambda v: jnp.sin(v) * 2.0))(x)
+    assert got_j.shape == (4, 4, 4)
+    np.testing.assert_allclose(got_j, want, rtol=1e-12, atol=1e-12)
+
+
+def test_names_a_comprehension_or_a_walrus_binds_are_not_the_facts_names():
+    got = _pass("""
+        def f_vmap(a, xs):
+            m = np.max(a, axis=batch_axes(a))
+            s = np.sin(a)
+            out = [batch_align_b(b, m) + batch_align(s, a) for m in xs]
+            t = (m := batch_moveaxis(a, 1, 0)) * 2.0
+            return batch_align_b(a, m), t
+        """)
+    assert "[batch_align_b(b, m) + batch_align(s, a) for m in xs]" in got  # (the comprehension's own m)
+    assert "return batch_align_b(a, m), t" in got  # (m bound again by the walrus: no longer a reduction)

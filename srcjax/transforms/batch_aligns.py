@@ -16,10 +16,30 @@ replaced.
 
 Facts come from straight-line assignments of each function body (nested functions: their own facts); a name
 bound again forgets its facts, and a compound statement (loop, branch, ``with``, ``try``, a nested ``def``)
-forgets those of every name it binds. Ranks are per example for a batched value and the value's own for an
-unbatched one: both ``batch_align`` calls compare exactly these. A program whose broadcasting is right makes
-every fact true (an elementwise result has the largest rank of its operands), so this pass keeps values,
-shapes and dtypes; tests/test_batch_aligns.py runs the before and after.
+forgets those of every name it binds, as does a walrus; a statement with a lambda or a comprehension (whose
+parameters may shadow the names) is left as it is. Ranks are per example for a batched value and the value's
+own for an unbatched one: both ``batch_align`` calls compare exactly these. A program whose broadcasting is
+right makes every fact true (an elementwise result has the largest rank of its operands), so this pass keeps
+values, shapes and dtypes; tests/test_batch_aligns.py runs the before and after, and
+tests/test_batch_aligns_random.py random programs of full reductions under vmap, nested vmap and derivatives.
+
+The invariant every rule keeps: a fact is about ``np.ndim`` of the values as the vmap that wrote the text sees
+them, never about shapes some helper states in another vmap's terms. Batched source is batched again (nested
+vmap, ``jacfwd`` of a ``jacrev``: its batched JVP): a line whose operands this vmap does not batch is the inner
+program's line, copied, and its values carry the inner vmap's batch axis in front. NumPy's elementwise rule
+(rank: the largest of the operands', for every value, batched or not) and a full reduction over
+``batch_axes(x)`` (written by the vmap that batches ``x``: an inner one's is rewritten ``batch_axes_at``) hold in
+every such frame. A helper that states its result's shape per example of its own vmap does not: the withdrawn
+rule that ``batch_unbroadcast(x, y, bx, by)``/``batch_expand_reduced`` has ``y``'s axes and
+``ones_like``/``zeros_like`` their operand's was off by the inner batch axis. ``hessian(lambda v: np.sin(v) * 2.0)``
+first runs forward over the gradient's source, whose scalar-output ``assert`` refuses the vector output as it
+should (dropping its ``batch_align(mul_2, mul_1)`` there changed nothing); the Hessian then takes
+``jacfwd(jacrev(f))``, where ``jacrev``'s VJP, batched over its basis, writes ``unbroadcast_1 =
+batch_unbroadcast(mul, sin, True, False)`` (the basis axis in front of ``sin``'s), and ``jacfwd`` batches that
+source again over its own basis, leaving that line as it is (not batched there). The rule took
+``unbroadcast_1`` to have ``sin``'s rank, 1, where it has 2, and dropped ``batch_align(mul_1, unbroadcast_1)``
+of the ``jacfwd``-batched ``mul_1``: ``(4, 4) * (4, 4)`` multiplied elementwise where ``(4, 1, 4) * (4, 4)``
+broadcast, the diagonal of the answer, f64[4, 4] for jax's f64[4, 4, 4] (``ones_like`` alone was right).
 """
 
 from __future__ import annotations
@@ -108,6 +128,10 @@ def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]
             if ops is not None:
                 for n in ops:
                     known |= {n} | below.get(n, set())
+            if ":=" in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno]):  # (a walrus in the value)
+                for n in _bound(s) - {name}:
+                    _forget(below, n)
+                    reduced.discard(n)
             _forget(below, name)
             if ops is None:
                 continue
@@ -141,10 +165,14 @@ def _bound(s: ast.stmt) -> set[str]:
             out.add(n.name)  # type: ignore[attr-defined]
         elif t is ast.alias:
             out.add((n.asname or n.name).split(".")[0])  # type: ignore[attr-defined]
+        elif t in _NAMED and n.name:  # type: ignore[attr-defined]
+            out.add(n.name)  # type: ignore[attr-defined]
     return out
 
 
 _DEFS = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef})
+_NAMED = frozenset({ast.ExceptHandler, ast.MatchAs, ast.MatchStar})  # (a name held as a string)
+_SCOPES = frozenset({ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp})
 
 
 def _align(node: ast.AST) -> tuple[str, str] | None:
@@ -161,8 +189,8 @@ def _rewrite(s: ast.stmt, below: dict[str, set[str]], edits: list[tuple[int, int
              reduced: set[str]) -> None:
     nodes = walked(s)  # (the shared tree's: the readable pass walks the same statements)
     for node in nodes:
-        if node.__class__ is ast.Lambda:
-            return  # (a lambda's parameters may shadow the names)
+        if node.__class__ in _SCOPES:
+            return  # (a lambda's parameters, a comprehension's targets, may shadow the names)
     for node in nodes:
         pair = _align(node) if node.__class__ is ast.Call else None
         if pair is not None and (pair[1] == pair[0] or pair[1] in below.get(pair[0], ()) or
