@@ -1,15 +1,19 @@
-"""Instructions (callgrind) or Python calls (cProfile) of first gradients' front ends, bench_grad.py's three cases.
+"""Instructions (callgrind) or Python calls (cProfile) of first gradients' front ends, bench_grad.py's three cases
+(and, with ``--cases jacrev,hessian,nested``, three of bench_vmap.py's first calls).
 
 Each case: after one warm-up gradient of its own, ``N`` fresh functions (a new module each, a unique constant) go
-through ``srcjax.grad(f, argnums).lower(*args)``: the front end (read, normalize, write the derivative, read it
-back) and the lowering to StableHLO, no XLA compile. ``SRCJAX_CACHE=0``: no disk cache, so the counts do not
-depend on what earlier runs stored. The collector runs as it would (its work is counted).
+through ``srcjax.grad(f, argnums).lower(*args)`` (``jacrev``: ``srcjax.jacrev(f)``'s array form, ``hessian``:
+``srcjax.hessian``'s, ``nested``: ``vmap(vmap(f, in_axes=(None, 0)), in_axes=(0, None))``): the front end (read,
+normalize, write the derivative, read it back) and the lowering to StableHLO, no XLA compile. ``SRCJAX_CACHE=0``:
+no disk cache, so the counts do not depend on what earlier runs stored.
+The collector runs as it would (its work is counted).
 
 Run (from the repository root)::
 
     .venv/bin/python benchmarks/callgrind_first_grad.py              # instructions, 3 front ends a case
     .venv/bin/python benchmarks/callgrind_first_grad.py --calls      # cProfile: calls, and the top functions
     .venv/bin/python benchmarks/callgrind_first_grad.py --keep DIR   # keep callgrind's files (callgrind_annotate)
+    .venv/bin/python benchmarks/callgrind_first_grad.py --cases jacrev,hessian,nested   # bench_vmap.py's
 """
 
 from __future__ import annotations
@@ -48,14 +52,47 @@ _TEMPLATES = {
         def f(x):
             return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2) * {c}
     """,
+    # bench_vmap.py's cases (VMAP_CASES: not run by default)
+    "jacrev": """
+        def f(x, w):
+            return np.tanh(w @ x) * x * {c}
+    """,
+    "hessian": """
+        def f(x):
+            return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2) * {c}
+    """,
+    "nested": """
+        def f(x, y):
+            return np.sqrt(np.sum((x - y) ** 2)) * {c}
+    """,
 }
-CASES = tuple(_TEMPLATES)
+VMAP_CASES = ("jacrev", "hessian", "nested")
+CASES = tuple(k for k in _TEMPLATES if k not in VMAP_CASES)
+
+
+def _transform(kind: str, f: Callable[..., Any], argnums: Any) -> Any:
+    """The transformed function a case lowers: a gradient (bench_grad.py's), or bench_vmap.py's transform (a
+    Jacobian's array form: what its call runs; its generic form is written when first read)."""
+    import srcjax
+
+    if kind in ("jacrev", "hessian"):
+        jac = srcjax.jacrev(f) if kind == "jacrev" else srcjax.hessian(f)
+        return getattr(jac, "_arrays", None) or jac
+    if kind == "nested":
+        return srcjax.vmap(srcjax.vmap(f, in_axes=(None, 0)), in_axes=(0, None))
+    return srcjax.grad(f, argnums=argnums)
 
 
 def _args(kind: str) -> tuple[tuple[np.ndarray, ...], Any]:
     rng = np.random.default_rng(1)
     if kind == "rosen":
         return (rng.standard_normal(100_000),), 0
+    if kind == "jacrev":
+        return (rng.standard_normal(256), rng.standard_normal((256, 256)) / 16), 0
+    if kind == "hessian":
+        return (rng.standard_normal(512),), 0
+    if kind == "nested":
+        return (rng.standard_normal((512, 3)), rng.standard_normal((512, 3))), 0
     f32 = np.float32
     ws = [(rng.standard_normal(s) * 0.05).astype(f32) for s in ((784, 256), (256,), (256, 10), (10,))]
     x = rng.standard_normal((128, 784)).astype(f32)
@@ -81,17 +118,15 @@ class _Fresh:
 
 
 def child(kind: str, n: int, profile: bool) -> None:
-    import srcjax
-
     args, argnums = _args(kind)
     with tempfile.TemporaryDirectory() as d:
         fresh = _Fresh(d)
-        srcjax.grad(fresh.make(kind), argnums=argnums).lower(*args)  # warm-up: the process's one-time costs
+        _transform(kind, fresh.make(kind), argnums).lower(*args)  # warm-up: the process's one-time costs
         fs = [fresh.make(kind) for _ in range(n)]
         kept = []
 
         def step(acc: Any, f: Callable[..., Any]) -> Any:
-            kept.append(srcjax.grad(f, argnums=argnums).lower(*args))
+            kept.append(_transform(kind, f, argnums).lower(*args))
             return acc
 
         if profile:

@@ -17,6 +17,7 @@ that what runs and what is shown stay the same without it.
   not left to the cyclic collector, whose collections then ran more often and scanned more.
 - Reverse mode parses its adjoint's lines for the names they read only where a name it asks about is in their
   text (a straight-line gradient: never), and reads a function's names once per tree.
+- vmap's align pass walks an assignment for the names it passes to ``batch_align_b`` only where its lines name one.
 """
 
 from __future__ import annotations
@@ -389,3 +390,17 @@ def test_a_functions_names_are_read_once_per_tree_and_are_names_in():
     assert got == set(names_in(fdef)) and anf.function_names(fdef) is got  # type: ignore[arg-type]
     other = fdef.with_changes(name=cst.Name("g"))
     assert anf.function_names(other) == set(names_in(other))  # (another tree: its own names)
+
+
+def test_the_align_pass_walks_only_assignments_that_name_batch_align_b(monkeypatch):
+    from srcjax.transforms import batch_aligns
+
+    text = ("def f_vmap(a, b):\n    sin = np.sin(a)\n    mul = batch_align(sin, b) * b\n"
+            "    add = batch_align_b(mul, sin) + batch_align_b(sin, mul)\n    sub = batch_align(add, b) - b\n"
+            "    return sub\n")
+    want = batch_aligns.drop_trivial_aligns(text)
+    walked = []
+    real = batch_aligns._aligned_b
+    monkeypatch.setattr(batch_aligns, "_aligned_b", lambda e: walked.append(ast.unparse(e)) or real(e))
+    assert batch_aligns.drop_trivial_aligns(text + "\n") == want + "\n"  # (another text: not a remembered parse)
+    assert walked == ["batch_align_b(mul, sin) + batch_align_b(sin, mul)"]  # (not sin's, mul's, sub's)

@@ -109,15 +109,15 @@ def _function(fdef: ast.FunctionDef, edits: list[tuple[int, int, int, int, str]]
     below: dict[str, set[str]] = {}  # name -> names with at most its per-example rank
     reduced: set[str] = set()  # names with no per-example axis where batched
     for s in fdef.body:
-        if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)) and \
-                "batch_align" in "".join(lines[s.lineno - 1:s.end_lineno or s.lineno]):  # (else none to drop)
-            _rewrite(s, below, edits, reduced)
+        own = "".join(lines[s.lineno - 1:s.end_lineno or s.lineno])  # (the statement's lines)
+        if isinstance(s, (ast.Assign, ast.Return, ast.Expr, ast.Assert)) and "batch_align" in own:  # (else none
+            _rewrite(s, below, edits, reduced)  # to drop)
         if isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name):
             name = s.targets[0].id
             ops = _operands(s.value)
             # (the operands with axes: one alone gives the result exactly its axes, `logp = z - log` of a
-            # batched `log` with none)
-            aligned = _aligned_b(s.value)
+            # batched `log` with none; a call of batch_align_b is named in the statement's lines)
+            aligned = _aligned_b(s.value) if "batch_align_b" in own else set()
             wide = list(dict.fromkeys(n for n in ops if n not in reduced or n not in aligned)) if ops else []
             if _full_reduction(s.value) or ops and all(n in reduced for n in ops) and \
                     (len(set(ops)) == 1 or set(ops) <= aligned):
