@@ -40,7 +40,7 @@ from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imp
     sinc_slope,
 )
 from .in_place_cast import in_place, rebound_refused  # noqa: F401  (`w += m` in generated source: in_place(w, add))
-from .index_writes import cut, dropping, padded, winning_writes  # noqa: F401  (index_update's cotangent of a value: derivative code imports it)
+from .index_writes import cut, dropping, index_lands, padded, winning_writes  # noqa: F401  (index_update's, index_add's cotangents of a value: derivative code imports them)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
@@ -142,8 +142,8 @@ __all__ = [  # what generated derivative source imports (transforms/anf.py: ADJO
     "is_float", "multi_dot_jvp", "multi_dot_bars", "chain_dot", "sort_jvp", "sort_bar", "partition_jvp",
     "partition_bar", "order_stat_jvp", "order_stat_bar", "diagonal_bar", "move_bar", "kron_bar", "cross_bar",
     "meshgrid_dots", "meshgrid_bars", *linalg_adjoint.LINALG_HELPERS, *complex_adjoint.COMPLEX_HELPERS,
-    "conv_general_dilated", *conv_adjoint.CONV_HELPERS, "winning_writes", *branch_guard.BRANCH_HELPERS,
-    *jacobian_adjoint.JACOBIAN_HELPERS, "in_place", "linspace_bar",
+    "conv_general_dilated", *conv_adjoint.CONV_HELPERS, "winning_writes", "index_lands",
+    *branch_guard.BRANCH_HELPERS, *jacobian_adjoint.JACOBIAN_HELPERS, "in_place", "linspace_bar",
 ]
 
 def typed_like(g: Any, x: Any) -> Any:

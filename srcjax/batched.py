@@ -26,6 +26,7 @@ from .adjoint import (
     has_derivative,
     index_add,
     index_cleared,
+    index_lands,
     pack_like,
     unbroadcast,
     zeros_like,
@@ -83,6 +84,7 @@ __all__ = [  # what generated batched source imports (transforms/batch.py)
     "batch_reshape", "batch_transpose", "batch_moveaxis", "batch_size_of", "batch_rows", "batch_size_of_any",
     "batch_matmul", "batch_dot", "batch_inner", "batch_outer", "batch_tensordot", "batch_take", "batch_take_along_axis",
     "batch_getitem", "batch_index_update", "batch_index_cleared", "batch_index_add", "batch_winning_writes",
+    "batch_index_lands",
     "batch_squeeze", "batch_dynamic_slice", "batch_dynamic_update_slice", "batch_broadcast_to", "batch_atleast",
     "batch_flat_axis", "batch_where_any", "batch_unbroadcast", "batch_broadcast_like", "batch_expand_reduced",
     "batch_full", "batch_tile", "batch_out", "batch_triangle", "batch_diag", "batch_norm", "batch_hstack",
@@ -664,11 +666,23 @@ def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags:
     return np.reshape(index_add(z2, key2, g2), (n,) + (np.shape(z)[1:] if bz else np.shape(z)))
 
 
+def batch_index_lands(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
+    """``index_lands(x, key)`` per example (the writes of ``index_add(x, key, g)`` that land, not dropped out of
+    range): the mask of the one scatter :func:`batch_index_add` makes (:func:`_scattered`'s key), as its selection."""
+    if is_tree(x):
+        return True
+    slots = np.zeros((n,) + (np.shape(x)[1:] if bx else np.shape(x)), dtype=np.int8)
+    new, key2, source, destination = _index_plan(np.shape(slots), key, True, flags, False)
+    return _moved(index_lands(np.expand_dims(slots, new) if new else slots, key2), source, destination)
+
+
 def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
-    """``v``'s cotangent in ``batch_index_add(z, key, v, n, bz, bv, flags)``: per example ``g[key]`` summed to it."""
+    """``v``'s cotangent in ``batch_index_add(z, key, v, n, bz, bv, flags)``: per example ``g[key]`` where the write
+    lands (:func:`batch_index_lands`; zero where an index out of range dropped it), summed to it."""
     if g is None or is_tree(g):
         return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), v, bv)
-    return batch_summed_items(batch_unbroadcast(batch_index(g, key, True, flags), v, True, bv), v, bv)
+    read = np.where(batch_index_lands(g, key, np.shape(g)[0], True, flags), batch_index(g, key, True, flags), 0.0)
+    return batch_summed_items(batch_unbroadcast(read, v, True, bv), v, bv)
 
 
 # The transposes of the other indexing helpers (reverse mode's rules: transforms/linear_calls.py), whose bodies' Python

@@ -26,7 +26,7 @@ import numpy as np
 
 from .pytree import is_tree
 
-__all__ = ["can_repeat", "cut", "dropping", "padded", "winning_writes", "written_once"]
+__all__ = ["can_repeat", "cut", "dropping", "index_lands", "padded", "winning_writes", "written_once"]
 
 
 def dropping(shape: tuple[int, ...], key: Any) -> tuple[tuple[int, ...], Any]:
@@ -98,6 +98,18 @@ def winning_writes(x: Any, key: Any) -> Any:
     inside = padded(np.ones(shape, dtype=bool), axes)  # (False in the scratch)
     landed[key] = ids  # the same assignment: the same write wins
     return (landed[key] == ids) & inside[key]
+
+
+def index_lands(x: Any, key: Any) -> Any:
+    """For ``index_add(x, key, g)`` (``x[key] += g``, repeated indices accumulating): a boolean array shaped like
+    the selection, False at the writes an index out of range drops (:func:`dropping`), True at the others (all
+    of a repeated index's). Its cotangent of ``g`` is zero where False, as JAX's scatter-add's (its transpose, a
+    gather, fills them with zeros). True for a container ``x``. A primitive (``primitives/ad_prims.py``)."""
+    if is_tree(x) or type(x) is dict or type(x) is list:
+        return True
+    shape = np.shape(x)
+    axes, key = dropping(shape, key)
+    return padded(np.ones(shape, dtype=bool), axes)[key]
 
 
 def written_once(x: Any, key: Any) -> bool:

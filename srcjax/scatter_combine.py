@@ -10,7 +10,8 @@ position won: ``x.at[i, j].max(v)`` with a repeated ``(i, j)`` silently dropped 
 ints, slices and masks select each position at most once: ``x[key] = op(x[key], v)``.
 
 An index out of range (known only at run time) writes nothing, as JAX's scatters (srcjax/index_writes.py): an
-entry of an index array matches no row here, an integer's write is dropped by ``index_update``."""
+entry of an index array matches no row here, an integer's write is dropped by ``index_update`` (``add``'s by
+``index_add`` itself, whose lowering is a scatter that skips it)."""
 
 from __future__ import annotations
 
@@ -96,17 +97,10 @@ def _flat_factors(x: Any, key: Any, v: Any) -> Any:
 
 
 def at_add(x: Any, key: Any, v: Any) -> Any:
-    """``x.at[key].add(v)``: every value at a repeated index adds in (a scatter-add, ``index_add``); a key that
-    selects each element once, ``x[key] = x[key] + v`` (a write out of range dropped by ``index_update``; was
-    ``index_add``'s ``dynamic_update_slice``, which clamped it to the last element). ``x``'s dtype kept."""
-    if _int_array_key(key):  # (a row out of range: its value zeroed too, so that it gets no derivative, as JAX's)
-        n = np.shape(x)[0]
-        inside = np.reshape((key >= -n) & (key < n), np.shape(key) + (1,) * (np.ndim(x) - 1))
-        values = np.broadcast_to(v, np.shape(key) + np.shape(x)[1:])
-        return index_add(x, key, np.where(inside, values, 0)).astype(x.dtype)
-    if _holds_index_array(key):  # (two tests, as the other helpers': vmap batches each `if` on a batched key)
-        return index_add(x, key, v).astype(x.dtype)
-    return srcjax_index_update(x, key, (_read(x, key) + v).astype(x.dtype))
+    """``x.at[key].add(v)``: one scatter-add (``index_add``: every value at a repeated index adds in, one at an index
+    out of range is dropped, with a zero cotangent, as JAX's), in ``x``'s dtype. The front end writes it itself
+    (``frontend/jax_spellings.py``); kept for ``AT_COMBINE``'s callers."""
+    return index_add(x, key, v).astype(x.dtype)
 
 
 def at_multiply(x: Any, key: Any, v: Any) -> Any:

@@ -1,12 +1,12 @@
 """JAX habits the normalizer writes in srcjax's terms: ``x.at[key].set(v)`` and the other ``.at``
-updates become srcjax's functional updates (``srcjax.lax.index_update``, ``at_add``, ...), so code
+updates become srcjax's functional updates (``srcjax.lax.index_update``, ``index_add``), so code
 written for ``jax.numpy`` runs unchanged; ``srcjax.jvp(f, (x,), (t,))`` inside compiled code is a call
 of the generated jvp, ``srcjax.vjp(f, x)`` the output and a nested function calling the generated vjp;
 and the values an f-string in ``print`` formats become atoms.
 
 ``x.at[k].set(v)``       ->  ``srcjax.lax.index_update(x, k, v)``
-``x.at[k].add(v)``       ->  ``at_add(x, k, v)`` (repeated indices accumulate, as in JAX: ``index_add``;
-                            an index out of range writes nothing), in ``x``'s dtype
+``x.at[k].add(v)``       ->  ``index_add(x, k, v)`` (repeated indices accumulate, an index out of range
+                            adds nothing, as in JAX), cast back to ``x``'s dtype
 ``x.at[k].multiply(v)``  ->  ``srcjax.lax.index_update(x, k, x[k] * v)`` (likewise ``divide``,
                             ``power``, ``min``, ``max``)
 ``x.at[k].get()``        ->  ``x[k]``
@@ -104,6 +104,15 @@ def _update(x: cst.BaseExpression, key: cst.BaseExpression, value: cst.BaseExpre
     return cst.Call(func=dotted("srcjax.lax.index_update"), args=[cst.Arg(x), cst.Arg(key), cst.Arg(value)])
 
 
+def _add(x: cst.BaseExpression, key: cst.BaseExpression, value: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=cst.Name("index_add"), args=[cst.Arg(x), cst.Arg(key), cst.Arg(value)])
+
+
+def _cast_like(v: cst.BaseExpression, x: cst.BaseExpression) -> cst.Call:
+    return cst.Call(func=cst.Attribute(value=v, attr=cst.Name("astype")),
+                    args=[cst.Arg(cst.Attribute(value=x, attr=cst.Name("dtype")))])
+
+
 def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str | None] | None:
     """``x.at[key].method(v)`` as flat statements (the result: one operation on atoms and a name
     hint); None when ``call`` is not such an update."""
@@ -123,10 +132,14 @@ def flat_at(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpression, str |
     how = AT_METHODS[method]
     if how == "set":
         return _update(base, key, v), "update"
+    if how == "add":  # (one scatter-add: repeated indices accumulate, one out of range is dropped, as JAX's)
+        added = cst.Name(norm.fresh("update"))
+        norm.assign(added, _add(base, key, v), call)
+        return norm.flat(_cast_like(added, base))[0], "update"
     from .. import composites  # (library code the normalizer calls into, as for np.isclose)
 
-    # add/multiply/divide/power/min/max: repeated integer indices combine, as JAX's scatter_add/mul/min/max; an
-    # index out of range writes nothing (srcjax/scatter_combine.py)
+    # multiply/divide/power/min/max: repeated integer indices combine, as JAX's scatter_mul/min/max; an index out
+    # of range writes nothing (srcjax/scatter_combine.py)
     name = norm.helper_call_name(composites.AT_COMBINE[method], call)
     return cst.Call(func=name, args=[cst.Arg(base), cst.Arg(norm.atom(key)), cst.Arg(v)]), "update"
 
@@ -193,11 +206,8 @@ def lazy_at(norm: Normalizer, original: cst.Call, updated: cst.Call) -> cst.Base
     how = AT_METHODS[method]
     if how == "set":
         return _update(x, key, v)
-    if how == "add":  # (a write out of range dropped, repeated indices accumulating: srcjax/scatter_combine.py)
-        from .. import composites
-
-        return cst.Call(func=norm.helper_call_name(composites.AT_COMBINE[method], original),
-                        args=[cst.Arg(x), cst.Arg(key), cst.Arg(v)])
+    if how == "add":
+        return _cast_like(_add(x, key, v), x)
     if isinstance(how, np.ufunc):
         return _update(x, key, cst.Call(func=dotted(f"np.{how.__name__}"), args=[cst.Arg(read), cst.Arg(v)]))
     assert isinstance(how, type)

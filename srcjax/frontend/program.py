@@ -400,7 +400,7 @@ def called_names(text: str) -> set[str]:
 # in srcjax.adjoint, but not transpiled (primitives; run natively)
 _RUNTIME_HELPERS = {"index_add", "index_update", "index_cleared", "is_tree", "by_leaves", "unbroadcast",
                     "broadcast_like", "expand_reduced", "from_leaves", "leaves_like", "winning_writes", "taken",
-                    "taken_bar", "tree_set", "in_place"}
+                    "index_lands", "taken_bar", "tree_set", "in_place"}
 _RUNTIME_VALUES = {"UNSET"}  # constants of srcjax.adjoint that derivative source reads
 
 

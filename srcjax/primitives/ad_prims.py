@@ -101,6 +101,9 @@ def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloVa
         types = ", ".join(aval_type(s.aval) for s in starts)
         padded = b.emit(f"stablehlo.dynamic_update_slice {zeros.name}, {padded.name}, {idx} : "
                         f"({aval_type(zeros.aval)}, {aval_type(padded.aval)}, {types}) -> {aval_type(out)}", out)
+        ok = _lands(b, z.shape, key)  # (a run-time integer out of range: nothing added, as the scatter's skipped
+        added = b.binary("add", zc, padded)  # update; was clamped by dynamic_update_slice onto the last element)
+        return added if ok is None else b.select(ok, added, zc)
     return b.binary("add", zc, padded)
 
 
@@ -267,6 +270,28 @@ defprim("winning_writes", adjoint.winning_writes, _winning_writes_stub, abstract
 nondiff("winning_writes")
 
 
+def _index_lands_stub(x, key, /):  # type: ignore[no-untyped-def]
+    ...
+
+
+def _index_lands_lower(ctx: LowerCtx, x: HloValue, key: Any) -> HloValue:
+    """Whether each write of ``index_add(x, key, g)`` lands: run-time integers' :func:`_lands` broadcast, or
+    index arrays' entries in range (:func:`gather.lower_in_range`); all true for a key of constants."""
+    b = ctx.b
+    out = ctx.avals_out[0]
+    key = array_keys(key if isinstance(key, tuple) else (key,))
+    if gather.is_advanced(key):
+        return gather.lower_in_range(b, x.shape, key, out)
+    ok = _lands(b, x.shape, key)
+    return b.full(True, out.shape, out.dtype) if ok is None else b.broadcast_to(ok, out.shape)
+
+
+defprim("index_lands", index_writes.index_lands, _index_lands_stub, abstract_eval=_winning_writes_abstract,
+        lower=_index_lands_lower, arrays=("x",), path="index_lands", static_eval=False, mixed=("key",),
+        tree=index_writes.written_once)  # (which writes of `index_add(x, key, g)` land: its cotangent of g)
+nondiff("index_lands")
+
+
 # -- the shape moves of derivative code: linear maps with their own rules ----------------------------
 # ``unbroadcast`` (sum a cotangent over broadcast axes), ``broadcast_like`` (broadcast a tangent) and
 # ``expand_reduced`` (undo a reduction's shape) are primitives rather than helpers whose source srcjax
@@ -384,7 +409,7 @@ defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract
 
 # -- derivatives: linear --------------------------------------------------------------------------------
 deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot)"},
-          {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(out_bar[key], g)"})
+          {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(np.where(index_lands(z, key), out_bar[key], 0.0), g)"})
 deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
                            "value": "index_update(zeros_like(x), key, value_dot)"},
           {"x": "index_cleared(out_bar, x, key)",
@@ -406,6 +431,7 @@ set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "
 set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
 set_fields("index_cleared", batch=batch_rules.keyed("batch_index_cleared", "g", "key", "x"))
 set_fields("winning_writes", batch=batch_rules.keyed("batch_winning_writes", "x", "key", None))
+set_fields("index_lands", batch=batch_rules.keyed("batch_index_lands", "x", "key", None))
 set_fields("unbroadcast", batch=batch_rules.helper("batch_unbroadcast", "g", "x"))
 set_fields("broadcast_like", batch=batch_rules.helper("batch_broadcast_like", "t", "y"))
 set_fields("expand_reduced", batch=batch_rules.helper("batch_expand_reduced", "g", "a", "axis", "keepdims"))

@@ -189,19 +189,22 @@ def _sliced(b: Builder, x: HloValue, p: Plan) -> HloValue:
     return b.slice(b.reverse(x, rev), starts, limits, strides)
 
 
+def _index_values(b: Builder, k: Any) -> HloValue:
+    """An index entry of the key (a run-time integer or array, a list, a constant) as i64, as written."""
+    if isinstance(k, HloValue):
+        return b.convert(k, _I64)
+    if _dynamic_list(k):
+        return b.concatenate([b.reshape(b.convert(e, _I64) if isinstance(e, HloValue) else b.full(int(e), (), _I64),
+                                        (1,)) for e in k], 0)
+    arr = np.asarray(k, dtype=_I64)
+    return b.constant(arr, ShapedArray(arr.shape, _I64))
+
+
 def _indices(b: Builder, shape: tuple[int, ...], p: Plan) -> HloValue:
     """The start indices, ``B + (number of index axes,)``, negatives wrapped, as i64."""
     parts = []
     for axis in p.axes:
-        k = p.entries[axis][1]
-        if isinstance(k, HloValue):
-            v = b.convert(k, _I64)
-        elif _dynamic_list(k):
-            v = b.concatenate([b.reshape(b.convert(e, _I64) if isinstance(e, HloValue) else b.full(int(e), (), _I64),
-                                         (1,)) for e in k], 0)
-        else:
-            arr = np.asarray(k, dtype=_I64)
-            v = b.constant(arr, ShapedArray(arr.shape, _I64))
+        v = _index_values(b, p.entries[axis][1])
         d = b.full(shape[axis], (), _I64)
         v = b.select(b.compare("LT", v, b.full(0, v.shape, _I64)), b.binary("add", v, b.broadcast_to(d, v.shape)), v)
         parts.append(b.reshape(b.broadcast_to(v, p.batch), p.batch + (1,)))
@@ -237,6 +240,24 @@ def lower_scatter(b: Builder, z: HloValue, key: Any, g: HloValue, add: bool) -> 
     if not add and _may_collide(z.shape, p):
         g = _landing_values(b, z.shape, key, idx, p, g)
     return _scatter(b, z, idx, g, p, "add" if add else "replace")
+
+
+def lower_in_range(b: Builder, shape: tuple[int, ...], key: Any, out: ShapedArray) -> HloValue:
+    """For ``z[key] += g`` into an array of ``shape``: whether each element of the selection is written, a boolean
+    array shaped like it: False where an index array's entry (or an integer beside it) is out of range of its axis
+    (``[-d, d)``), whose update the scatter skips (:func:`lower_scatter`); the same along the slices' axes."""
+    p = plan(shape, key)
+    ok = None
+    for axis in p.axes:
+        v = _index_values(b, p.entries[axis][1])
+        d = shape[axis]
+        inside = b.binary("and", b.compare("GE", v, b.full(-d, v.shape, _I64)),
+                          b.compare("LT", v, b.full(d, v.shape, _I64)))
+        inside = b.broadcast_to(inside, p.batch)
+        ok = inside if ok is None else b.binary("and", ok, inside)
+    assert ok is not None
+    first = p.axes[0] if p.adjacent else 0
+    return b.broadcast_in_dim(ok, out.shape, list(range(first, first + len(p.batch))))
 
 
 def landed_ids(b: Builder, shape: tuple[int, ...], key: Any) -> HloValue:

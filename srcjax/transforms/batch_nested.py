@@ -66,6 +66,7 @@ _SPECS: dict[Any, _Spec] = {
     batched_helpers.batch_index_cleared: _Spec("batch_index_update", (("g", "bg"),), "n", "flags"),
     # the writes of `x[key] = v` that land (reverse mode of an index update): a mask per example
     batched_helpers.batch_winning_writes: _Spec("batch_winning_writes", (("x", "bx"),), "n", "flags"),
+    batched_helpers.batch_index_lands: _Spec("batch_index_lands", (("x", "bx"),), "n", "flags"),
     # gathers whose index plan is Python logic on the flags (``(slice(None),) * axis + (indices,)``)
     batched_helpers.batch_take: _Spec("batch_take", (("a", "ba"), ("indices", "bi")), None, None, False),
     # a product per example (its branches are Python logic on the operands' ranks and flags)
@@ -208,8 +209,8 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
         return _merged_transpose(w, spec, args, new_ops, new_flags, key_text, key_flags, size_m, operands, ind)
     if spec.call == "batch_index":
         call = f"batch_index({new_ops[0]}, {key_text}, {new_flags[0]}, {key_flags})"
-    elif spec.call == "batch_winning_writes":
-        call = f"batch_winning_writes({new_ops[0]}, {key_text}, {size_m}, {new_flags[0]}, {key_flags})"
+    elif spec.call in ("batch_winning_writes", "batch_index_lands"):
+        call = f"{spec.call}({new_ops[0]}, {key_text}, {size_m}, {new_flags[0]}, {key_flags})"
     elif len(new_ops) == 1:  # batch_index_cleared of an array: its zeros written in
         call = f"batch_index_update({new_ops[0]}, {key_text}, 0.0, {size_m}, {new_flags[0]}, False, {key_flags})"
     else:

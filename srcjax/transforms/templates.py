@@ -32,8 +32,8 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
     """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), keep
     ``tree_get``/``index_cleared`` only for string keys (``_KEYED``), ``winning_writes(x, key)`` only for
     keys that may repeat an index (not literal integers, slices or strings, nor the names ``unique``
-    holds: integers), and drop ``dtype=None`` (NumPy's default everywhere: a template passes its
-    primitive's ``dtype``)."""
+    holds: integers), ``index_lands(z, key)`` only for keys not literal, and drop ``dtype=None`` (NumPy's
+    default everywhere: a template passes its primitive's ``dtype``)."""
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
@@ -59,6 +59,8 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
     if t is cst.Call and _unkeyed_call(node, getattr(unique, "containers", frozenset())):
         return _unkeyed(node)  # type: ignore[arg-type]
     if t is cst.Call and _writes_once(node, unique):  # winning_writes(x, 3) -> True
+        return cst.Name("True")
+    if t is cst.Call and _lands_always(node):  # index_lands(z, 3) -> True (a literal index is checked in range)
         return cst.Name("True")
     if t is cst.BinaryOperation:
         assert isinstance(node, cst.BinaryOperation)
@@ -122,6 +124,13 @@ def _writes_once(node: Any, unique: frozenset[str]) -> bool:
     x = node.args[0].value
     return unique_key(node.args[1].value, unique) or \
         isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset())
+
+
+def _lands_always(node: Any) -> bool:
+    """An ``index_lands(z, key)`` call whose key is literal (integers, slices, ...): in range where it compiles (a
+    name's integer, known at run time only, may not be: no fold)."""
+    return isinstance(node.func, cst.Name) and node.func.value == "index_lands" and len(node.args) == 2 and \
+        unique_key(node.args[1].value)
 
 
 def unique_key(key: cst.BaseExpression, unique: frozenset[str] = frozenset()) -> bool:
@@ -217,7 +226,7 @@ def _tree(template: str) -> cst.BaseExpression:
 # or None where filling names in could fold (see _named)
 _HOLES: dict[tuple[str, tuple[bool, ...]], str | None] = {}
 _HOLE = re.compile(r"__srcjax_hole_(\d+)__")
-_NAME_FOLDS = frozenset({*_KEYED, "winning_writes"})  # (calls folded by the names their keys are given)
+_NAME_FOLDS = frozenset({*_KEYED, "winning_writes", "index_lands"})  # (calls folded by the names their keys are given)
 
 
 def _named(template: str, names: tuple[str, ...], given: tuple[str | None, ...]) -> str | None:
