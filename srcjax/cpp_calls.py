@@ -91,7 +91,7 @@ from typing import Any
 
 import numpy as np
 
-from . import cpp_budget, packed_calls, pytree
+from . import aligned_copies, cpp_budget, packed_calls, pytree
 from .core import TranspileError
 from .cpp_binding import NUMBERS as _NUMBERS
 from .cpp_binding import binder as _binder
@@ -110,7 +110,7 @@ _IN_PLACE = object()  # (_private_copies: host leaves the first dispatcher takes
 _HOST = frozenset((np.ndarray, float, int, bool))
 _NUMPY = frozenset((np.ndarray,))
 _DTYPE = operator.attrgetter("dtype")
-_COPY = np.ndarray.copy
+_COPY = aligned_copies.copy  # (a large array's copy aligned, so that jaxlib's upload aliases it: no second copy)
 _CONTAINERS = frozenset((list, tuple, dict, type(None)))  # (arguments the third dispatcher's structure checks)
 
 
@@ -694,7 +694,7 @@ def _private_copies(args: tuple[Any, ...], flatten: Callable[[Any], Any], array:
         if type(x) is np.ndarray:
             if narrow and x.dtype in _WIDE:
                 return _SKIP
-            x = x.copy()
+            x = _COPY(x)
         copies.append(x)
     return tree.unflatten(copies)
 
@@ -736,7 +736,7 @@ def _top_copies(args: tuple[Any, ...], array: type, x64: Callable[[], bool]) -> 
         if t is np.ndarray:
             if a.dtype in _WIDE and not x64():
                 return None
-            copies[i] = a.copy()
+            copies[i] = _COPY(a)
             n += 1
         elif t is not array and t not in _CONTAINERS:
             return None

@@ -45,6 +45,8 @@ from typing import Any
 
 import numpy as np
 
+from . import aligned_copies
+from .aligned_copies import joined as _aligned
 from .core import ShapedArray
 from .lower.packed import packed_text
 
@@ -184,6 +186,9 @@ class Packer:
         where = {i: j for j, i in enumerate(host)}  # (a host leaf's position among the host leaves)
         self._groups = [(_getter([where[i] for i in idx]), dtype) for dtype, idx in groups]
         self._one = self._groups[0] if len(self._groups) == 1 else None
+        # (each packed array's elements, and whether it is copied into aligned memory: aligned_copies.LARGE)
+        self._sizes = [sum(math.prod(in_avals[i].shape) for i in idx) for _, idx in groups]
+        self._large = [n * np.dtype(d).itemsize >= aligned_copies.LARGE for (d, _), n in zip(groups, self._sizes)]
         self._group_avals = groups
         self._packed_positions = frozenset(i for _, idx in groups for i in idx)
         self._fallback, self._exe, self._out_def = fallback, exe, out_def
@@ -220,6 +225,11 @@ class Packer:
         """The packed arrays of ``hosts`` (new copies; their dtypes are the ones packed for: :meth:`_split`
         checks them, as the bytes joined here are read as the group's dtype), or None where a dtype is not."""
         one = self._one
+        if any(self._large):  # (copied into aligned memory, which the upload aliases: aligned_copies)
+            try:
+                return tuple(_aligned(get(hosts), dtype, n) for (get, dtype), n in zip(self._groups, self._sizes))
+            except TypeError:  # (another dtype)
+                return None
         try:  # (each array's bytes joined into one new bytes object read as the packed array: NumPy's buffer
             # export of a C-contiguous array, no copy of its own; 8 leaves 2.5 -> 0.6 us against np.concatenate)
             if one is not None:
@@ -266,8 +276,9 @@ class Packer:
         scope: dict[str, Any] = {"flatten": self._flatten, "T": self._tree, "K": list(self._kinds), "H": self._host,
                                  "S": self._shapes, "DT": self._dtypes, "G": get, "D": dtype, "DEV": self._dev,
                                  "shape": _SHAPE, "dtype": _DTYPE, "buf": _frombuffer, "join": _join, "pk": self,
-                                 "cpp": self.cpp, "fallback": fallback}
-        exec(_DIRECT if len(self._packed_positions) < len(self._kinds) else _DIRECT_HOST, scope)
+                                 "cpp": self.cpp, "fallback": fallback, "big": _aligned, "N": self._sizes[0]}
+        codes = _DIRECTS[self._large[0]]
+        exec(codes[0] if len(self._packed_positions) < len(self._kinds) else codes[1], scope)
         return scope["direct"]  # type: ignore[no-any-return]
 
     def unpack(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -362,8 +373,10 @@ _DIRECT_TEXT = """def direct(*args, **kwargs):
                     return cpp(p, *DEV(leaves))
     return fallback(*args, **kwargs)
 """
-_DIRECT = compile(_DIRECT_TEXT, "<srcjax packed call>", "exec")
-_DIRECT_HOST = compile(_DIRECT_TEXT.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec")
+_DIRECT_LARGE_TEXT = _DIRECT_TEXT.replace("buf(join(G(hosts)), D)", "big(G(hosts), D, N)")  # (aligned_copies.joined)
+_DIRECTS = tuple((compile(text, "<srcjax packed call>", "exec"),
+                  compile(text.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec"))
+                 for text in (_DIRECT_TEXT, _DIRECT_LARGE_TEXT))  # (small, large: device leaves too, and without)
 
 
 REFUSED = 16  # packed calls in a row a TopPacker's dispatcher may send elsewhere before it packs no more (a call
@@ -419,7 +432,7 @@ class TopPacker(Packer):
             return fallback
         scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "buf": np.frombuffer, "join": _join,
                                  "pk": self, "D": tuple(d for d, _ in self._group_avals), "R": REFUSED,
-                                 "cpp": self.cpp, "fallback": fallback}
+                                 "cpp": self.cpp, "fallback": fallback, "big": _aligned}
         exec(self._direct_code(), scope)
         return scope["direct"]  # type: ignore[no-any-return]
 
@@ -444,7 +457,11 @@ class TopPacker(Packer):
             # 0.45 -> 0.39 us); an array that is not C-contiguous exports none: TypeError, then `fallback`)
             parts = [f"a{tops[where[i]]}" for i in idx]
             joined = parts[0] + ".tobytes()" if len(parts) == 1 else "join((" + "".join(f"{a}, " for a in parts) + "))"
-            packs.append(f"            p{g} = buf({joined}, D[{g}])\n")
+            if self._large[g]:  # (a large pack: copied into aligned memory, which the upload aliases: aligned_copies)
+                tup = "".join(f"{a}, " for a in parts)
+                packs.append(f"            p{g} = big(({tup}), D[{g}], {self._sizes[g]})\n")
+            else:
+                packs.append(f"            p{g} = buf({joined}, D[{g}])\n")
         rest = "".join(f"args[{i}], " for i in range(self._n_args) if i not in tops)
         names = "".join(f"p{g}, " for g in range(len(packs)))
         code = (f"def direct(*args, **kwargs):\n"
