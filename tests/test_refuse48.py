@@ -117,3 +117,19 @@ def test_while_and_indexed_by_its_counter_runs_under_jit(fn):
         np.testing.assert_allclose(np.asarray(srcjax.jit(fn)(x, v)), fn(x, v), rtol=1e-15)
     X = np.array([[1.0, 2.0, 3.0], [0.1, 0.2, 0.3], [5.0, 0.0, 1.0]])
     np.testing.assert_allclose(np.asarray(srcjax.vmap(fn, in_axes=(0, None))(X, 2.5)), [fn(r, 2.5) for r in X])
+
+
+def test_while_and_indexed_by_its_counter_differentiates():
+    """Refused before under grad ("reverse mode through this `while` test (an `and`/`or` whose right side may fail
+    when the left decides)"): each side of the `and` is its own ``if not ...: break`` in the bounded loop, in order,
+    so the generated source run by NumPy never reads ``x[n]`` either."""
+    x = np.array([1.0, 2.0, 3.0])
+    g, jg = srcjax.grad(sum_below), jax.grad(jax_twin(sum_below))
+    for v in (0.5, 2.5, 4.0, 10.0):
+        want = np.asarray(jg(x, v))
+        np.testing.assert_allclose(np.asarray(g(x, v)), want, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(srcjax.numpy_function(g)(x, v)), want, rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(g(x, v)), fd_grad(lambda y, v=v: sum_below(y, v), x), atol=1e-6)
+    X = np.array([[1.0, 2.0, 3.0], [0.1, 0.2, 0.3], [5.0, 0.0, 1.0]])
+    np.testing.assert_allclose(np.asarray(srcjax.vmap(g, in_axes=(0, None))(X, 2.5)),
+                               [np.asarray(jg(r, 2.5)) for r in X], rtol=1e-15)
