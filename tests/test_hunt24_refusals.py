@@ -122,12 +122,13 @@ def _two(a: Any, b: Any) -> Any:
     return max(a.sum(), b[0]) * min(a[1], 2.0) + max(np.sum(a * b), 0.1)
 
 
-def test_derivatives_of_builtin_max_of_values_from_data_are_refused_as_jax_refuses_them() -> None:
-    """(np.maximum's derivative classified for every two-value max changed 4 hessians' generated source where the
-    values are static: left for later, docs/limitations.md)"""
+def test_derivatives_of_builtin_max_of_values_from_data_follow_the_value_kept() -> None:
+    """Refused before ("the builtin max() compares values known only at run time"; eager jax.grad runs it): the
+    cotangent goes to the value Python's comparison keeps (refuse48: transforms/anf.py's ``_selected_op``)."""
     a, b = np.array([0.3, 0.5]), np.array([1.5, 0.1])
-    with pytest.raises(srcjax.TranspileError, match="the builtin max"):
-        srcjax.grad(_two)(a, b)
+    loss = lambda a: _two(a, b)  # noqa: E731
+    fd = [(loss(a + 1e-6 * e) - loss(a - 1e-6 * e)) / 2e-6 for e in np.eye(2)]
+    np.testing.assert_allclose(np.asarray(srcjax.grad(_two)(a, b)), fd, rtol=1e-6)
 
 
 def test_vmap_of_builtin_max_and_min_of_each_examples_values() -> None:

@@ -29,9 +29,6 @@ jax.config.update("jax_enable_x64", True)
 JAX_REFUSES: tuple[str, ...] = ()
 # Refusals met where jax runs the program (each with a reason)
 KNOWN_REFUSALS: tuple[str, ...] = (
-    # covariance_shrinkage's `b2 = min(b2 / n**2, d2)` under grad (eager jax.grad runs Python's min on values; jax.jit
-    # and jax.vmap refuse it too): "use np.minimum(a, b)"
-    "the builtin min() compares values known only at run time",
     # quantile_target_encoding's `np.quantile(x, np.linspace(0, 1, n_bins + 1)[1:-1])`: q from np.linspace is an
     # array to srcjax (jnp.quantile takes a traced q)
     "np.quantile(): the argument 'q' must be known at transpile time",

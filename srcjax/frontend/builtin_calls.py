@@ -10,7 +10,8 @@ batching and the lowering follow them like any other (jax traces them the same w
 - ``np.ndindex(shape)`` -> ``list(np.ndindex(shape))`` (the index tuples, static: read again backwards by
   reverse mode);
 - ``zip(*xs)`` (rows of ``xs``, which may be a list of tuples or an array) -> ``[tuple([r[j] for r in xs]) for j
-  in range(min([len(r) for r in xs], default=0))]`` (Python's: tuples, as long as the shortest row).
+  in range(min([len(r) for r in xs], default=0))]`` (Python's: tuples, as long as the shortest row);
+- ``min(a, b, c)`` / ``min([a, b, c])`` (``max`` alike; the values written out) -> ``min(min(a, b), c)``.
 
 Each function returns None for a call it does not rewrite (the usual path then handles or refuses it).
 """
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 
 N = TypeVar("N", bound=cst.CSTNode)
 
-__all__ = ["lazy_maps", "map_call", "ndindex_list", "reduce_call", "rewrite", "zip_rows"]
+__all__ = ["lazy_maps", "map_call", "ndindex_list", "reduce_call", "rewrite", "selection_pairs", "zip_rows"]
 
 _OPERATORS: dict[object, type[cst.BaseBinaryOp]] = {
     operator.add: cst.Add, operator.sub: cst.Subtract, operator.mul: cst.Multiply, operator.truediv: cst.Divide,
@@ -219,6 +220,27 @@ def ndindex_list(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
     return cst.Call(func=cst.Name("list"), args=[cst.Arg(name)])
 
 
+def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``min(a, b, c)`` and ``min([a, b, c])`` (a list or tuple written out; ``max`` alike) -> ``min(min(a, b),
+    c)``: Python's own order (the value kept is replaced by each next one that compares less), so each call compares
+    two values, which derivatives follow (transforms/anf.py: the first of equal values) and the lowering selects."""
+    if not _plain(list(call.args)) or norm.static_value(call.func)[1] not in (builtins.min, builtins.max):
+        return None
+    values = [a.value for a in call.args]
+    if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)) and \
+            all(type(e) is cst.Element for e in values[0].elements):
+        values = [e.value for e in values[0].elements]
+    elif len(values) < 3:
+        return None
+    if len(values) < 2:
+        return None
+    kept = values[0]
+    for v in values[1:]:
+        kept = cst.Call(func=call.func, args=[cst.Arg(kept), cst.Arg(v)])
+    return kept
+
+
 def rewrite(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
     """``call`` written as its comprehension or loop, if it is one of this module's builtins (None: it is not)."""
-    return zip_rows(norm, call) or map_call(norm, call) or reduce_call(norm, call) or ndindex_list(norm, call)
+    return zip_rows(norm, call) or map_call(norm, call) or reduce_call(norm, call) or ndindex_list(norm, call) or \
+        selection_pairs(norm, call)

@@ -54,13 +54,17 @@ _ids = itertools.count()
 
 
 def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callable[[Any], Any], carry: Any,
-                labels: Callable[[int], list[str]], out_origin: LoopOrigin | None = None) -> Any:
+                labels: Callable[[int], list[str]], out_origin: LoopOrigin | None = None,
+                unrollable: bool = True) -> Any:
     """One ``stablehlo.while`` over the pytree ``carry``.
 
     Numbers and arrays in ``carry`` are carried (a Python scalar that the body
     turns into an array of another dtype is carried in that dtype); other
     static leaves (None, strings, functions) must come back unchanged.
-    Raises :class:`Unroll` when the body needs a carried Python int static.
+    Raises :class:`Unroll` when the body needs a carried Python int static. A loop that cannot be unrolled
+    (``unrollable=False``: a ``while`` on data) carries such an int as data instead, once (``while k < n and x[k] <
+    v``: the ``and`` of two booleans of data, ``x[k]`` read at a clamped index where ``k < n`` is False, as jax
+    reads it); Unroll when it is needed static still (a Python list index, a range bound).
     """
     assert sp.b is not None
     if sp.print_dep is not None:  # the program prints: the loop carries the print order too
@@ -77,7 +81,8 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
 
         sp.print_dep = None
         try:
-            out, sp.print_dep = rolled_loop(sp, cond_in_order, body_in_order, (carry, outer), labels, out_origin)
+            out, sp.print_dep = rolled_loop(sp, cond_in_order, body_in_order, (carry, outer), labels, out_origin,
+                                            unrollable)
         except BaseException:
             sp.print_dep = outer
             raise
@@ -98,7 +103,8 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
             a = a.update(origin=frozenset(o for o in a.origin if is_loop_origin(o)))
         avals[j] = a
     snap = snapshot_containers(sp.envs)
-    for _attempt in range(4):
+    as_data = False  # (the carried Python ints held as data: see the docstring)
+    for _attempt in range(5):
         cond_args = sp.b.block_args([avals[j] for j in carried])
         body_args = sp.b.block_args([avals[j] for j in carried])
 
@@ -149,7 +155,16 @@ def rolled_loop(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callabl
                     continue
                 sp.b.region_return([leaf_value(sp, out_leaves[j], avals[j]) for j in carried])
         except NeedStatic as ns:
-            if marker in ns.names:
+            if marker not in ns.names:
+                raise
+            if unrollable or as_data:
+                raise Unroll() from None
+            as_data = True
+            for j in carried:
+                avals[j] = avals[j].update(origin=avals[j].origin - {marker})
+            continue
+        except StaticValueError:  # (DynamicControlFlowError too)
+            if as_data:  # (needed static: the refusal of a carried value used so)
                 raise Unroll() from None
             raise
         inits = [leaf_value(sp, leaves[j], avals[j]) for j in carried]
@@ -211,7 +226,7 @@ def while_common(sp: Specializer, cond_fn: Callable[[Any], Any], body_fn: Callab
     if never_entered(sp, cond_fn, carry):
         return carry
     try:
-        return rolled_loop(sp, cond_fn, body_fn, carry, labels)
+        return rolled_loop(sp, cond_fn, body_fn, carry, labels, unrollable=False)
     except ChangedStructure as e:
         raise e.error from None
     except Unroll:

@@ -148,8 +148,11 @@ def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[
             if len(args) >= 2 and not kwargs and all(np.ndim(a) == 0 if type(a) is not HloValue else a.aval.ndim == 0
                                                      for a in args):
                 return _selected(sp, fn, args)
+            several = len(args) >= 2 and any(np.ndim(a) > 0 if type(a) is not HloValue else a.aval.ndim > 0
+                                             for a in args)
             raise StaticValueError(
-                f"the builtin {fn.__name__}() compares values known only at run time",
+                f"the builtin {fn.__name__}() compares values known only at run time" + (
+                    " (arrays of several elements: NumPy refuses their truth value too)" if several else ""),
                 hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x); several arrays: "
                      f"np.{fn.__name__}(np.stack([...]), axis=0)")
         return fn(*args, **kwargs)

@@ -177,6 +177,9 @@ def classify(node: cst.BaseExpression, program: Program, nf: NormalizedFunction)
             cprim = registry.PRIMITIVES["absolute"]  # (Python's abs of an array: NumPy's, as jax's)
         if cprim is None and fcode == "round" and "round" not in program.functions and 1 <= len(node.args) <= 2:
             cprim = registry.PRIMITIVES["round"]  # (Python's round of an array: np.round, as jax's: no derivative)
+        if cprim is None and fcode in ("min", "max") and fcode not in program.functions and len(node.args) == 2 and \
+                all(a.keyword is None and not a.star for a in node.args):
+            return _selected_op(fcode, code(node.args[0].value), code(node.args[1].value), reads)
         if cprim is not None:
             pos = [code(a.value) for a in node.args if a.keyword is None]
             kws = {a.keyword.value: code(a.value) for a in node.args if a.keyword is not None}
@@ -259,6 +262,14 @@ def _tree_get() -> registry.Primitive:
     """``tree_get(g, "w")`` of derivative code: ``getitem`` whose tangent is read by name as well
     (``tree_get(g_dot, "w")``: a NamedTuple's or dataclass's field, which ``g_dot["w"]`` is not)."""
     return dataclasses.replace(registry.PRIMITIVES["getitem"], jvp={"x": "tree_get(x_dot, key)"})
+
+
+def _selected_op(fcode: str, first: str, second: str, reads: list[str]) -> Op:
+    """Python's ``min(a, b)`` (``max``) of two single values: ``np.where(b < a, b, a)`` to derivatives (the first of
+    equal values, as Python's comparison keeps it: eager jax's gradient; the lowering refuses arrays of several
+    elements, whose truth NumPy refuses too)."""
+    test = f"{second} {'<' if fcode == 'min' else '>'} {first}"
+    return _prim_op(registry.PRIMITIVES["where"], {"condition": test, "x": second, "y": first}, reads)
 
 
 def _prim_op(prim: registry.Primitive, args: dict[str, Any], reads: list[str]) -> Op:

@@ -150,17 +150,20 @@ class Bounder:
             loop = cst.For(target=cst.Name(self.f.fresh("_")), iter=rng, body=s.body)
             self.f.mark(loop, sp)
             return self.for_(loop, list(loop.body.body))
-        t = self.f.atom(s.test, test, sp)
-        if any(isinstance(x, cst.FunctionDef) for x in test):
-            raise LoopBoundError("reverse mode through this `while` test (an `and`/`or` whose right side may "
-                                 "fail when the left decides) is not supported", span=sp,
-                                 hint="compute both sides first and combine them with np.logical_and / "
-                                      "np.logical_or")
-        nt = self.f.fresh(f"not_{t.value}" if isinstance(t, cst.Name) else "not_test")
-        self.bta.declare(nt, DYNAMIC)
-        test.append(self.f.line(nt, dotted_call("np.logical_not", t), sp))
-        test.append(self.f.mark(cst.If(test=cst.Name(nt), body=self.f.indented(
-            [cst.SimpleStatementLine(body=[cst.Break()])])), sp))
+        # `while k < n and x[k] < v:` (a right side that may fail where the left decides): each side its own `if
+        # not ...: break`, in order, so the right one runs only where the left holds (as in Python)
+        lazy = any(self.f.may_raise(c) for c in _conjuncts(s.test)[1:])
+        for conj in _conjuncts(s.test) if lazy else [s.test]:
+            t = self.f.atom(conj, test, sp)
+            if any(isinstance(x, cst.FunctionDef) for x in test):
+                raise LoopBoundError("reverse mode through this `while` test (an `or` whose right side may fail "
+                                     "when the left decides) is not supported", span=sp,
+                                     hint="compute both sides first and combine them with np.logical_or")
+            nt = self.f.fresh(f"not_{t.value}" if isinstance(t, cst.Name) else "not_test")
+            self.bta.declare(nt, DYNAMIC)
+            test.append(self.f.line(nt, dotted_call("np.logical_not", t), sp))
+            test.append(self.f.mark(cst.If(test=cst.Name(nt), body=self.f.indented(
+                [cst.SimpleStatementLine(body=[cst.Break()])])), sp))
         target = self.f.fresh("_")
         loop = cst.For(target=cst.Name(target), iter=rng, body=self.f.indented(test + list(s.body.body)))
         self.f.mark(loop, sp)
@@ -168,17 +171,7 @@ class Bounder:
 
     def counted(self, s: cst.While, before: Sequence[Any]) -> cst.BaseExpression | None:
         """``range(i0, n, c)`` when the test has a conjunct ``i < n`` (or ``<=``) on a counter."""
-        conj: list[cst.BaseExpression] = []
-
-        def split(e: cst.BaseExpression) -> None:
-            if isinstance(e, cst.BooleanOperation) and isinstance(e.operator, cst.And):
-                split(e.left)
-                split(e.right)
-            else:
-                conj.append(e)
-
-        split(s.test)
-        for e in conj:
+        for e in _conjuncts(s.test):
             if not isinstance(e, cst.Comparison) or len(e.comparisons) != 1:
                 continue
             op = e.comparisons[0].operator
@@ -258,3 +251,9 @@ def bound_loops(nf: NormalizedFunction, body: Sequence[Any],
         return list(body), nf.spans, None
     return new, b.spans, b
 
+
+def _conjuncts(e: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The sides of ``a and b and c`` in order (``[e]``: not an ``and``)."""
+    if isinstance(e, cst.BooleanOperation) and isinstance(e.operator, cst.And):
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
