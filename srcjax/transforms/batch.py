@@ -12,10 +12,9 @@ Per statement:
 - a call of a program function with batched arguments: a batched copy of that function,
   written once per (function, argument states) (:meth:`Batcher.function`);
 - shape queries of batched values give per-example shapes (``x.shape`` -> ``x.shape[1:]``);
-- ``srcjax.lax.cond`` on a batched predicate runs both branches and selects per example;
-  ``while_loop`` with a batched condition runs until every example is done, with finished
-  examples frozen (JAX's batched while); ``fori_loop``/``scan`` carry batched values; Python
-  ``if``/``for`` on static values stay as they are.
+- ``srcjax.lax.cond`` on a batched predicate runs both branches and selects per example; ``while_loop`` with a
+  batched condition runs until every example is done, with finished examples frozen (JAX's batched while);
+  ``fori_loop``/``scan`` carry batched values; Python ``if``/``for`` on static values stay as they are.
 
 The result is handed back as module text and runs through the normal pipeline (normalize,
 functionalize, specialize), so it composes with every other transformation.
