@@ -168,3 +168,47 @@ def test_numpy_inputs_of_every_dtype_and_layout_give_numpys_values(packing, dtyp
             np.testing.assert_array_equal(got, want, err_msg=name)
         packed_calls.wait(60)
         np.testing.assert_array_equal(x, before, err_msg=name)
+
+
+def test_a_pooled_buffer_is_reused_only_once_nothing_refers_to_it():
+    shape = (300, 257)
+    a = aligned_copies.empty(shape, np.float64)
+    b = aligned_copies.empty(shape, np.float64)
+    assert not np.shares_memory(a, b)
+    held = a.reshape(-1)[10:20]  # (a view of a view: still the buffer's)
+    del a
+    c = aligned_copies.empty(shape, np.float64)
+    assert not np.shares_memory(c, held) and not np.shares_memory(c, b)
+    pool = aligned_copies._POOLS[300 * 257 * 8]
+    kept = len(pool)
+    del held, c
+    d = aligned_copies.empty(shape, np.float64)
+    assert len(pool) == kept and any(d.base is raw for raw in pool)  # (one of the buffers freed: no new one)
+    assert not np.shares_memory(d, b)
+
+
+def chain_each(a, b):
+    return (a @ b) @ b  # (slow enough to run asynchronously, long after the call returns)
+
+
+@pytest.mark.parametrize("route", ["copies", "packed"])
+def test_calls_in_flight_never_share_a_pooled_copy(packing, monkeypatch, route):
+    """Calls made one after another without reading their results (their programs queued, each reading the
+    aligned copy of its own arguments): every result is its own arguments', never another call's."""
+    if route == "copies":
+        monkeypatch.setattr(packed_calls, "AFTER", 10**9)
+    f = srcjax.jit(chain_each)
+    rng = np.random.default_rng(4)
+    b = (rng.standard_normal((400, 400)) / 20).astype(np.float32)
+    inputs = [rng.standard_normal((400, 400)).astype(np.float32) for _ in range(12)]
+    for a in inputs[:4]:
+        np.asarray(f(a.copy(), b))
+    packed_calls.wait(60)
+    for _ in range(3):
+        outs = []
+        for a in inputs:
+            arg = a.copy()
+            outs.append(f(arg, b))
+            arg[:] = np.nan  # (right after the call)
+        for a, out in zip(inputs, outs):
+            np.testing.assert_allclose(np.asarray(out), chain_each(a, b), rtol=2e-3, atol=2e-3)

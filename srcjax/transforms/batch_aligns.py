@@ -30,16 +30,16 @@ program's line, copied, and its values carry the inner vmap's batch axis in fron
 (rank: the largest of the operands', for every value, batched or not) and a full reduction over
 ``batch_axes(x)`` (written by the vmap that batches ``x``: an inner one's is rewritten ``batch_axes_at``) hold in
 every such frame. A helper that states its result's shape per example of its own vmap does not: the withdrawn
-rule that ``batch_unbroadcast(x, y, bx, by)``/``batch_expand_reduced`` has ``y``'s axes and
-``ones_like``/``zeros_like`` their operand's was off by the inner batch axis. ``hessian(lambda v: np.sin(v) * 2.0)``
-first runs forward over the gradient's source, whose scalar-output ``assert`` refuses the vector output as it
-should (dropping its ``batch_align(mul_2, mul_1)`` there changed nothing); the Hessian then takes
-``jacfwd(jacrev(f))``, where ``jacrev``'s VJP, batched over its basis, writes ``unbroadcast_1 =
-batch_unbroadcast(mul, sin, True, False)`` (the basis axis in front of ``sin``'s), and ``jacfwd`` batches that
-source again over its own basis, leaving that line as it is (not batched there). The rule took
-``unbroadcast_1`` to have ``sin``'s rank, 1, where it has 2, and dropped ``batch_align(mul_1, unbroadcast_1)``
-of the ``jacfwd``-batched ``mul_1``: ``(4, 4) * (4, 4)`` multiplied elementwise where ``(4, 1, 4) * (4, 4)``
-broadcast, the diagonal of the answer, f64[4, 4] for jax's f64[4, 4, 4] (``ones_like`` alone was right).
+rule's half that ``batch_unbroadcast(x, y, bx, by)``/``batch_expand_reduced`` has ``y``'s axes was off by the
+inner batch axis (its other half, ``ones_like``/``zeros_like`` with their operand's, holds in every frame).
+``hessian(lambda v: np.sin(v) * 2.0)`` first runs forward over the gradient's source, whose scalar-output
+``assert`` refuses the vector output as it should (dropping its ``batch_align(mul_2, mul_1)`` there changed
+nothing); the Hessian then takes ``jacfwd(jacrev(f))``, where ``jacrev``'s VJP, batched over its basis,
+writes ``unbroadcast_1 = batch_unbroadcast(mul, sin, True, False)`` (the basis axis in front of ``sin``'s), and
+``jacfwd`` batches that source again over its own basis, leaving that line as it is (not batched there). The
+rule took ``unbroadcast_1`` to have ``sin``'s rank, 1, where it has 2, and dropped ``batch_align(mul_1,
+unbroadcast_1)`` of the ``jacfwd``-batched ``mul_1``: ``(4, 4) * (4, 4)`` multiplied elementwise where ``(4, 1,
+4) * (4, 4)`` broadcast, the diagonal of the answer, f64[4, 4] for jax's f64[4, 4, 4].
 """
 
 from __future__ import annotations
