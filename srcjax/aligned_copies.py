@@ -16,8 +16,6 @@ an aligned buffer costs ~1 us of Python work more, and a second copy of a small 
 
 from __future__ import annotations
 
-import sys
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -27,63 +25,21 @@ __all__ = ["ALIGN", "LARGE", "copy", "empty", "joined"]
 
 ALIGN = 64  # (XLA's CPU client: the alignment it aliases a host buffer at, cpu_function_runtime's kMinAlign)
 LARGE = 1 << 15  # bytes from which a copy is made aligned (below: NumPy's own copy)
-POOLED = 1 << 26  # bytes up to which buffers are kept for reuse (:func:`empty`)
-HELD = 1 << 27  # bytes all kept buffers may hold together
-_KEEP = 4  # buffers kept a size (a call's may still be read by its program while the next calls run)
-_SIZES = 8  # sizes kept buffers of (the oldest dropped for a new one)
-_POOLS: dict[int, list[np.ndarray]] = {}  # (buffer size in bytes less ALIGN -> its buffers)
-_LOCK = threading.Lock()
-_getrefcount = sys.getrefcount
 _UINT8 = np.dtype(np.uint8)
 _concatenate = np.concatenate
 _copyto = np.copyto
 
 
-def _counts(pool: list[np.ndarray]) -> list[int]:
-    return [_getrefcount(raw) for raw in pool]
-
-
-_FREE = _counts([np.empty(1, _UINT8)])[0]  # (a buffer only its pool holds: counted the way :func:`empty` counts)
-
-
 def empty(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """A C-contiguous array of ``shape`` and ``dtype`` (not of objects), for this caller alone, whose data
-    starts at an address aligned to :data:`ALIGN` bytes: memory of its own, or from :data:`_POOLS` a buffer of
-    that size nothing refers to any longer (every holder of an array's memory holds a reference to it: an array
-    made here is a view of its buffer, and jaxlib keeps the array it uploads without copying alive until XLA
-    has read it, as with any NumPy argument; measured on ``bench_grad.py``'s ``rosen``, each 800 KB buffer of
-    its own cost ~60 page faults a call)."""
+    """A new C-contiguous array of ``shape`` and ``dtype`` (not of objects) whose data starts at an address
+    aligned to :data:`ALIGN` bytes."""
     dtype = np.dtype(dtype)
     n = dtype.itemsize
     for d in shape:
         n *= d
-    if n > POOLED:
-        raw = np.empty(n + ALIGN, _UINT8)
-    else:
-        with _LOCK:
-            pool = _POOLS.get(n)
-            if pool is None:
-                while _POOLS and (len(_POOLS) >= _SIZES or _held() + n > HELD):
-                    del _POOLS[next(iter(_POOLS))]  # (the oldest size)
-                pool = _POOLS[n] = []
-            counts = _counts(pool)
-            if _FREE in counts:
-                raw = pool[counts.index(_FREE)]
-                return _view(raw, n, dtype, shape)  # (made under the lock: the view holds the buffer)
-            raw = np.empty(n + ALIGN, _UINT8)
-            if len(pool) < _KEEP and _held() + n <= HELD:
-                pool.append(raw)
-            return _view(raw, n, dtype, shape)
-    return _view(raw, n, dtype, shape)
-
-
-def _view(raw: np.ndarray, n: int, dtype: np.dtype, shape: tuple[int, ...]) -> np.ndarray:
+    raw = np.empty(n + ALIGN, _UINT8)
     start = -raw.__array_interface__["data"][0] % ALIGN
     return raw[start:start + n].view(dtype).reshape(shape)
-
-
-def _held() -> int:
-    return sum(len(pool) * (n + ALIGN) for n, pool in _POOLS.items())
 
 
 def copy(x: np.ndarray) -> np.ndarray:

@@ -612,8 +612,8 @@ def _scattered(x: Any, key: Any, value: Any, n: int, bx: bool, bv: bool, flags: 
     new, key2, source, destination = _index_plan(np.shape(xb), key, True, flags, False)
     x2 = np.expand_dims(xb, new) if new else xb
     probe = tuple(k if k is None or k is Ellipsis or isinstance(k, slice) or np.asarray(k).dtype == np.bool_
-                  else np.zeros(np.shape(k), dtype=np.intp) for k in key2)  # (an index of its shape, integers:
-    # `()` and `[]` are NumPy's empty integer arrays, np.zeros_like of them floats)
+                  else np.zeros_like(k, dtype=np.intp) for k in key2)  # (integers: `()` and `[]` are NumPy's
+    # empty integer arrays, np.zeros_like of them floats)
     rank = len(np.shape(_moved(x2[probe], source, destination))) - 1  # the per-example target's rank (its indices
     # as zeros: one out of range is a write dropped, which NumPy's read would raise at)
     if bv:

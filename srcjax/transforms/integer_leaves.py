@@ -323,7 +323,9 @@ def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> tuple[s
             elif isinstance(key, cst.Name):
                 arrays.add(key.value)
     made = {n for n, bs in binds.items() if bs and all(_item_key(b, binds) for b in bs)}
-    return keys | made, (arrays & keys) - made  # (a key by construction is one key: it never repeats)
+    looped = {n for n in made if all(b.__class__ is tuple for b in binds[n])}  # (`for k in item_keys(a)`: one key
+    # each time, never an array's index; vmap's `item_key(key, flags)` is any key where the value is an array)
+    return keys | made, (arrays & keys) - looped
 
 
 def _item_key(b: Any, binds: dict[str, list[Any]]) -> bool:
