@@ -49,6 +49,7 @@ from srcjax.adjoint import (
     expand_reduced,
     index_add,
     index_cleared,
+    index_lands,
     taken,
     taken_bar,
     unbroadcast,
@@ -762,6 +763,12 @@ def taken_bars(g, p):
 def winning_writes_keys(x, i, j):
     """Which writes of ``x[key] = v`` land, per example: repeated rows and pairs, batched or not."""
     return winning_writes(x, i), winning_writes(x, (j, j)), winning_writes(x, (i, 2)), winning_writes(x, (slice(1, 3),))
+
+
+@case("index_lands", args=(arr((4, 5)), np.array([1, 7, -1, -9]), np.array([[1, 6, 1], [-5, 0, 1]])), keyed=True)
+def index_lands_keys(x, i, j):
+    """Which writes of ``index_add(x, key, g)`` land (in range), per example: rows, pairs, a row beside a column."""
+    return index_lands(x, i), index_lands(x, (j, j)), index_lands(x, (i, 2)), index_lands(x, (slice(1, 3),))
 
 
 @case("in_place", args=(arr((2, 3), F32), arr(3), arr(3, F32)))
