@@ -39,6 +39,7 @@ from srcjax.adjoint import (
     in_place,
     index_add,
     index_cleared,
+    index_lands,
     taken,
     taken_bar,
     unbroadcast,
@@ -874,6 +875,15 @@ def winning_writes_keys(x, i, k):
     """Which writes of ``x[key] = v`` land (``index_update``'s cotangent of ``v``): the last of a repeated index."""
     return (winning_writes(x, i), winning_writes(x, (i, i[::-1] + 1)), winning_writes(x, (np.array([[1], [1]]), i)),
             winning_writes(x, k), winning_writes(x, (slice(1, 3), k)), winning_writes(x, (Ellipsis, slice(None, None, 2))))
+
+
+@case("index_lands", (arr((4, 5)), np.array([1, 7, -1, -9]), np.int64(2)), (arr((4, 5), F32), np.array([0, 4, 3, 3]),
+                                                                            np.int64(-7)))
+def index_lands_keys(x, i, k):
+    """Which writes of ``index_add(x, key, g)`` land (its cotangent of ``g``): False where an index is out of range
+    (the write dropped, JAX's ``.at[].add``), repeated ones each True (they accumulate)."""
+    return (index_lands(x, i), index_lands(x, (slice(1, 3), i)), index_lands(x, k), index_lands(x, (k, slice(None))),
+            index_lands(x, (slice(None), k)), index_lands(x, (Ellipsis, slice(None, None, 2))))
 
 
 @case("erf", (arr((2, 3)),), (arr(5, F32),), (arr(4, I32),), (arr(3, BOOL),), (FLOAT_SPECIALS,), (arr((), F64),),

@@ -320,7 +320,6 @@ class FunctionWriter:
         raise self.error("vmap: the batched values of this function did not settle")  # pragma: no cover
 
     def block(self, stmts: Sequence[Any], ind: int) -> None:
-        outer = self.at  # (restored after: what a compound statement writes after its body is marked with it)
         for s in stmts:
             self.at = s
             if type(s) is cst.SimpleStatementLine:
@@ -334,7 +333,6 @@ class FunctionWriter:
                 self.loop(s, ind)
             else:
                 raise self.error(f"vmap: cannot batch a {type(s).__name__} statement", s)
-        self.at = outer
 
     def if_(self, s: cst.If, ind: int) -> None:
         batch_control.if_(self, s, ind)

@@ -133,6 +133,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
         return choose(code(index), [w.convert(e, b_st, full) for e, b_st in written], full), full
     if f == "while_loop":
         cf, bf, init = fn(args[0].value), fn(args[1].value), args[2].value
+        at = w.at  # (the loop's statement: its body's lines are marked with theirs, the loop's line with it)
         carry = w.value_state(init)
         for _ in range(8):
             new = join(carry, w.nested_state(bf, [carry]))
@@ -201,6 +202,7 @@ def lax_call(w: FunctionWriter, value: cst.Call, ind: int, line: cst.CSTNode,
             elif type(target) is cst.Name and target.value not in w.forced:
                 out = target.value
             res = f"({out}), {trips}" if ctr is not None else out
+            w.at = at  # (reverse mode's "needs a bound" is located at this line: the user's `while`)
             w.emit(f"{res} = srcjax.lax.while_loop({test}, {step}, {f'({c}, {trips})' if ctr is not None else c})",
                    ind)
             if out == c:
