@@ -1013,7 +1013,7 @@ def f(x):
 
 
 def test_names_always_reads_the_statements_of_every_block():
-    """numpy_calls.names_always walks statements and blocks only (numpy_calls._statement_nodes): the names of a
+    """numpy_calls.names_always walks statements and blocks only (names.statement_nodes): the names of a
     walk of every node, in the same order, for statements in every kind of block."""
     import inspect
 

@@ -26,15 +26,22 @@ from typing import Any
 import libcst as cst
 
 from .located import Located
-from .names import walk
+from .names import statement_nodes, walk
 from .read import FunctionSource
 
 _LOOPS = (cst.For, cst.While)
 
 
+def has_loop_else(fdef: cst.FunctionDef) -> bool:
+    """Whether ``fdef`` (or a function nested in it) has a loop with an ``else`` clause: a walk of its statements
+    alone (``names.statement_nodes``), not of every expression (most functions, srcjax's generated ones among
+    them, have none)."""
+    return any(n.__class__ in _LOOPS and n.orelse is not None for n in statement_nodes(fdef.body, small=False))  # type: ignore
+
+
 def rewrite(src: FunctionSource) -> FunctionSource:
     """``src`` with its loops' ``else`` clauses written as flags (``src`` itself where there are none)."""
-    if not any(type(n) in _LOOPS and n.orelse is not None for n in walk(src.fdef)):  # type: ignore[attr-defined]
+    if not has_loop_else(src.fdef):
         return src
     taken = {n.value for n in walk(src.fdef) if type(n) is cst.Name}  # type: ignore[attr-defined]
     fdef = src.fdef.visit(_Else(src.positions, taken))

@@ -181,6 +181,39 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
                         push(x)
 
 
+def statement_nodes(body: cst.CSTNode, small: bool = True) -> list[cst.CSTNode]:
+    """The statements, small statements and holders of statements (blocks, ``else``, handlers) of ``walk(body)``,
+    in its order, without walking any expression (no statement is ever inside one: a lambda's body is an
+    expression, a comprehension's ``for`` is not a loop statement): a tenth of the nodes. ``small=False``: not
+    the small statements (a line's ``x = v``, ``return y``), only the lines holding them. (numpy_calls'
+    ``names_always``; loop_else's scan for a loop with ``else``, which needs no small statement.)"""
+    out: list[cst.CSTNode] = []
+    stack = [body]
+    kinds = _STATEMENT_KINDS
+    line = None if small else cst.SimpleStatementLine
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        t = n.__class__
+        if t is line or (kinds[t] if t in kinds else _statement_kind(t)) == _SMALL:
+            continue  # (its children are expressions, or small statements not asked for)
+        stack += [c for c in reversed(syntax_children(n))
+                  if (kinds[c.__class__] if c.__class__ in kinds else _statement_kind(c.__class__)) != _EXPRESSION]
+    return out
+
+
+_EXPRESSION, _SMALL, _HOLDER = range(3)
+_STATEMENT_KINDS: dict[type, int] = {}  # a node class -> a small statement, a statement or a holder of them, or else
+_HOLDERS = (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
+            cst.MatchCase)
+
+
+def _statement_kind(t: type) -> int:
+    k = _STATEMENT_KINDS[t] = _SMALL if issubclass(t, cst.BaseSmallStatement) else \
+        _HOLDER if issubclass(t, _HOLDERS) else _EXPRESSION
+    return k
+
+
 @dataclasses.dataclass(frozen=True)
 class BodyBindings:
     """What a function body binds, from one walk (see :func:`body_bindings`)."""

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core import ArgumentError, UnknownFunctionError
 from ..primitives import registry
-from .names import syntax_children, walk
+from .names import statement_nodes, walk
 from .syntax import dotted
 
 if TYPE_CHECKING:
@@ -403,7 +403,7 @@ def names_always(body: cst.CSTNode, test: Callable[[cst.BaseExpression], bool]) 
     """Names bound in ``body`` only by plain assignments ``name = value`` whose every ``value`` passes
     ``test`` (not by unpacking, ``+=``, annotations or loops)."""
     seen: dict[str, bool] = {}
-    for n in _statement_nodes(body):
+    for n in statement_nodes(body):
         kind = type(n)  # (libcst's node classes are ABCs: an isinstance per node costs two Python calls)
         if kind is cst.Assign:
             ok = test(n.value)  # type: ignore[attr-defined]
@@ -414,36 +414,6 @@ def names_always(body: cst.CSTNode, test: Callable[[cst.BaseExpression], bool]) 
             for part in _bound(n.target):  # type: ignore[attr-defined]
                 seen[part] = False
     return {k for k, v in seen.items() if v}
-
-
-def _statement_nodes(body: cst.CSTNode) -> list[cst.CSTNode]:
-    """The statements, small statements and holders of statements (blocks, ``else``, handlers) of ``walk(body)``,
-    in its order, without walking any expression (no statement is ever inside one: a lambda's body is an
-    expression): every node :func:`names_always` looks at, a tenth of the nodes."""
-    out: list[cst.CSTNode] = []
-    stack = [body]
-    kinds = _STATEMENT_KINDS
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        t = n.__class__
-        if (kinds[t] if t in kinds else _statement_kind(t)) == _SMALL:
-            continue  # (its children are expressions)
-        stack += [c for c in reversed(syntax_children(n))
-                  if (kinds[c.__class__] if c.__class__ in kinds else _statement_kind(c.__class__)) != _EXPRESSION]
-    return out
-
-
-_EXPRESSION, _SMALL, _HOLDER = range(3)
-_STATEMENT_KINDS: dict[type, int] = {}  # a node class -> a small statement, a statement or a holder of them, or else
-_HOLDERS = (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally,
-            cst.MatchCase)
-
-
-def _statement_kind(t: type) -> int:
-    k = _STATEMENT_KINDS[t] = _SMALL if issubclass(t, cst.BaseSmallStatement) else \
-        _HOLDER if issubclass(t, _HOLDERS) else _EXPRESSION
-    return k
 
 
 def _bound(target: cst.BaseExpression) -> list[str]:
