@@ -15,6 +15,8 @@ that what runs and what is shown stay the same without it.
 - Writing a gradient makes no reference cycles of srcjax's own (a class per call, a nested function calling
   itself, the reverse-mode writer and its helper-call parts holding each other): what it drops is freed at once,
   not left to the cyclic collector, whose collections then ran more often and scanned more.
+- Reverse mode parses its adjoint's lines for the names they read only where a name it asks about is in their
+  text (a straight-line gradient: never), and reads a function's names once per tree.
 """
 
 from __future__ import annotations
@@ -360,3 +362,30 @@ def test_writing_a_gradient_makes_no_reference_cycles_of_its_own():
     assert not ours and not classes and not nested, (ours[:5], classes, [o.__qualname__ for o in nested])
     h = np.tanh(x @ w)  # (and the gradient is the same)
     np.testing.assert_allclose(expected, x.T @ (2 * h * (1 - h ** 2)) * 0.625, rtol=1e-12)
+
+
+def test_the_adjoint_is_parsed_for_its_reads_only_where_a_name_asked_about_is_in_it(monkeypatch):
+    from srcjax.transforms import anf
+
+    lines = ["    a_bar = mul_bar * b", "    ab = a_bar + 1.0", "    c[0] = ab"]
+    for names in ({"a"}, {"ab"}, {"b", "zz"}, {"c"}, {"a_bar", "ab"}, set(), {"mul"}):
+        assert anf.lines_read_of(lines, names) == anf.lines_read(lines) & names, names
+    # a straight-line gradient saves no value and binds none on one path only: its adjoint is not parsed again
+    calls = []
+    monkeypatch.setattr(anf, "lines_read", lambda lines: calls.append(lines) or set())
+    f = _fresh_function("def f(x):\n    return np.sum(np.tanh(x) * x * 1.4375)\n")
+    np.testing.assert_allclose(srcjax.grad(f)(_X), (1 - np.tanh(_X) ** 2) * _X * 1.4375 + np.tanh(_X) * 1.4375)
+    assert calls == []
+
+
+def test_a_functions_names_are_read_once_per_tree_and_are_names_in():
+    import libcst as cst
+
+    from srcjax.frontend.names import names_in
+    from srcjax.transforms import anf
+
+    fdef = cst.parse_module("def f(x, y):\n    z = x * y\n    return np.sum(z)\n").body[0]
+    got = anf.function_names(fdef)  # type: ignore[arg-type]
+    assert got == set(names_in(fdef)) and anf.function_names(fdef) is got  # type: ignore[arg-type]
+    other = fdef.with_changes(name=cst.Name("g"))
+    assert anf.function_names(other) == set(names_in(other))  # (another tree: its own names)

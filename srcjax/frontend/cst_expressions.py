@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import keyword
 import re
 from typing import Any
 
@@ -541,6 +542,8 @@ _PLAIN = re.compile(r"[ -~]*\Z")  # printable ASCII, no tab, no line break
 def parse_expression(text: str) -> cst.BaseExpression:
     """``cst.parse_expression(text)``: the same tree (built from ``ast`` for the forms srcjax writes;
     libcst parses anything else), a new one each call."""
+    if text.isidentifier() and text.isascii() and not keyword.iskeyword(text):  # (a name: ast's Name, not parsed)
+        return ExpressionBuilder(text).expr(ast.Name(text, col_offset=0, end_col_offset=len(text)))  # type: ignore
     if _PLAIN.match(text) and "#" not in text and "\\" not in text and text[:1] != " " and text[-1:] != " ":
         try:
             node = ast.parse(text, mode="eval").body

@@ -28,7 +28,7 @@ from typing import Any
 
 import libcst as cst
 
-from .. import adjoint
+from .. import adjoint, gc_pause
 from ..core import TranspileError
 from ..frontend import parsed
 from ..frontend.ast_walk import target_names
@@ -706,14 +706,31 @@ def all_params(nf: NormalizedFunction) -> list[str]:
     return [p.name.value for p in [*ps.params, *ps.kwonly_params]]
 
 
+def function_names(fdef: cst.FunctionDef) -> frozenset[str]:
+    """``set(names_in(fdef))``, remembered per tree while a front-end run lasts (trees never change): reverse mode
+    asks for a function's names three times (the loop returns' flags, fresh names before and after its passes),
+    forward mode again."""
+    hit = _FUNCTION_NAMES.get(id(fdef))
+    if hit is None or hit[0] is not fdef:
+        if len(_FUNCTION_NAMES) >= _FUNCTION_NAMES_MAX:  # (a run outside a pause: never emptied by on_resume)
+            _FUNCTION_NAMES.clear()
+        hit = _FUNCTION_NAMES[id(fdef)] = (fdef, frozenset(names_in(fdef)))  # (the tree kept: its id is its own)
+    return hit[1]
+
+
+_FUNCTION_NAMES: dict[int, tuple[cst.FunctionDef, frozenset[str]]] = {}
+_FUNCTION_NAMES_MAX = 64
+gc_pause.on_resume(_FUNCTION_NAMES.clear)
+
+
 def derivative_names(program: Program, nf: NormalizedFunction, body: Sequence[Any]) -> Names:
     """Fresh names for a derivative of ``nf``: none that the function, the passes that rewrote its ``body``
     (a lax scan's loop index ``i``, its leaves), the program's functions or the adjoint's imports use."""
     fdef = nf.plain_fdef
     own = {id(st) for st in fdef.body.body}  # (a statement the passes kept as it was: its names are fdef's)
     rewritten = [st for st in body if id(st) not in own]
-    return Names({*names_in(fdef), *(names_in(cst.Module(body=rewritten)) if rewritten else ()), *program.functions,
-                  *ADJOINT_IMPORTS})
+    return Names({*function_names(fdef), *(names_in(cst.Module(body=rewritten)) if rewritten else ()),
+                  *program.functions, *ADJOINT_IMPORTS})
 
 
 def differentiable_params(nf: NormalizedFunction) -> list[str]:
@@ -732,6 +749,15 @@ def lines_read(lines: list[str]) -> set[str]:
     if not lines:
         return set()
     return names_read(dedent_block("\n".join(lines)))
+
+
+def lines_read_of(lines: list[str], names: set[str]) -> set[str]:
+    """Those of ``names`` that these statements read: :func:`lines_read`, the lines parsed only where their text
+    holds one of ``names`` (a name they read is in their text; reverse mode's straight-line code saves none)."""
+    if not names:
+        return set()
+    text = "\n".join(lines)
+    return lines_read(lines) & names if any(n in text for n in names) else set()
 
 
 def _lines_tree(lines: list[str]) -> ast.Module:

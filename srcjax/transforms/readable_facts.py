@@ -158,12 +158,16 @@ class _Function:
     def scalars(self, out: str) -> set[str]:
         """The names known 0-d past the guard (see the module docstring)."""
         known = {out}
+        spread: set[str] = set()  # (known names whose operands were added already: not read again each round)
         changed = True
         while changed:
             changed = False
             for name, (_, v) in self.defs.items():
                 new: list[ast.expr] = []
                 if name in known:
+                    if name in spread:
+                        continue
+                    spread.add(name)
                     if isinstance(v, ast.BinOp) and isinstance(v.op, _ARITH):
                         new = [v.left, v.right]
                     elif isinstance(v, ast.UnaryOp) and isinstance(v.op, (ast.USub, ast.UAdd)):

@@ -52,7 +52,7 @@ from .anf import (
     call_arguments,
     differentiable_params,
     lines_free_of_loop_targets,
-    lines_read,
+    lines_read_of,
     literal_container,
     loop_key,
     signature,
@@ -800,7 +800,7 @@ class VJP:
                 self.seed(out, seed, adj, defined)
             self.adjoint(self.body, 1, adj, defined)
             # finish_bars reads a parameter that got no cotangent (zeros_like(p)): its value on entry
-            needed = lines_read(adj) | {p for p in self.active_params if p not in defined}
+            needed = lines_read_of(adj, self.partial | self.saved) | {p for p in self.active_params if p not in defined}
             unset = sorted(((self.partial & needed) | self.maybe_unbound | self.branch_partials) - self.final_bound
                            - self.declared)
             primal[:0] = [f"    {n} = UNSET" for n in unset]

@@ -15,12 +15,12 @@ import libcst as cst
 
 from ..core import Span, UnsupportedSyntaxError
 from ..frontend import loop_returns
-from ..frontend.names import Names, names_in
+from ..frontend.names import Names
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import single_exit as _single_exit
 from ..frontend.restructure import walk as _walk
-from .anf import DifferentiationError, derivative_names, inline_loop_iterables
+from .anf import DifferentiationError, derivative_names, function_names, inline_loop_iterables
 from .bounded import bound_loops
 from .branch_loops import hoist_branch_loops
 from .inline_calls import inline_calls_in_data_branches
@@ -31,7 +31,7 @@ def single_exit(fdef: cst.FunctionDef, names: Names, spans: dict[int, Any]) -> l
     """``fdef``'s body with one ``return`` at the end (a loop's via a flag and a result: frontend/loop_returns.py)."""
     stmts = loop_returns.every_loop(fdef, spans, names.fresh)
     try:
-        return _single_exit(stmts, Names(set(names_in(fdef))).fresh("result"), spans)
+        return _single_exit(stmts, Names(function_names(fdef)).fresh("result"), spans)
     except UnsupportedSyntaxError as e:
         raise DifferentiationError("`return` inside a loop is not supported in reverse mode yet", span=e.span,
                                    hint="break out of the loop with a flag and return after it") from None

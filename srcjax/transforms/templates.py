@@ -21,6 +21,7 @@ from typing import Any
 
 import libcst as cst
 
+from ..frontend import parsed
 from ..frontend.cst_expressions import parse_expression
 from ..frontend.names import NODE_CLASSES, code, literal_value, renamed, syntax_fields, walk
 from . import template_holes
@@ -307,9 +308,8 @@ def summand(s: str) -> str:
     a subscript, a product): ``g_bar + h * 2``, ``g_bar + (a - b)``."""
     if "\n" in s:
         return f"({s})"
-    try:
-        node = ast.parse(s, mode="eval").body
-    except SyntaxError:
+    node = parsed.expression(s)  # (remembered per text: accumulations repeat their operands' texts)
+    if node is None:
         return f"({s})"
     tight = isinstance(node, (ast.Call, ast.Name, ast.Attribute, ast.Subscript)) or \
         isinstance(node, ast.BinOp) and isinstance(node.op, _TIGHTER_THAN_ADD)
