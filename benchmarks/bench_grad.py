@@ -106,6 +106,7 @@ from bench_foundation import (  # same directory as this script
     environment,
     fmt_us,
 )
+from first_grad_programs import FIRST_TEMPLATES  # same directory as this script
 
 # float64 for the Rosenbrock case. Process-wide: set once, before any jax array exists.
 jax.config.update("jax_enable_x64", True)
@@ -263,26 +264,7 @@ def steady_state_one(name: str, p: Programs, args: tuple[np.ndarray, ...], sj_pu
 # ----------------------------------------------------------------------------------------------
 
 # The same bodies as the workloads, times a constant never used before (so no cache can hit).
-_FIRST_TEMPLATES = {
-    "mlp_xent": """
-        def f(w1, b1, w2, b2, x, y):
-            h = np.tanh(x @ w1 + b1)
-            logits = h @ w2 + b2
-            z = logits - np.max(logits, axis=-1, keepdims=True)
-            logp = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
-            return -np.mean(np.sum(y * logp, axis=-1)) * {c}
-    """,
-    "mlp_mse": """
-        def f(w1, b1, w2, b2, x, y):
-            h = np.tanh(x @ w1 + b1)
-            out = h @ w2 + b2
-            return np.mean((out - y) ** 2) * {c}
-    """,
-    "rosen": """
-        def f(x):
-            return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2) * {c}
-    """,
-}
+_FIRST_TEMPLATES = FIRST_TEMPLATES
 
 
 def _first_sj_grad(f: Callable[..., Any], argnums: Any, args: tuple[np.ndarray, ...]) -> Any:
