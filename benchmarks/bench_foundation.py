@@ -173,6 +173,22 @@ def measure(fns: dict[str, Callable[[], Any]], rounds: int, batch_ns: float,
     return {name: stat(v) for name, v in samples.items()}
 
 
+def at_offset(a: np.ndarray, offset: int, align: int = 64) -> np.ndarray:
+    """A C-contiguous copy of the NumPy array ``a`` whose data starts ``offset`` bytes past an ``align``-byte
+    boundary: ``at_offset(a, 0)`` is what XLA's CPU client reads in place (jax.jit aliases it: no copy), any
+    other offset it copies (issue #18, round np49). NumPy's own allocation puts an array wherever ``malloc``
+    does (16-byte aligned), which made jax's column of a NumPy-input row move between processes."""
+    a = np.asarray(a)
+    raw = np.empty(a.nbytes + 2 * align, np.uint8)
+    start = (offset - raw.ctypes.data) % align
+    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+ALIGNMENTS = {"a64": 0, "a16": 16}  # (NumPy input rows: data at an address % 64 of 0, aliased by jax; of 16, copied)
+
+
 def check_agree(name: str, a: Any, b: Any, c: Any) -> None:
     a, b, c = np.asarray(a), np.asarray(b), np.asarray(c)
     assert a.shape == b.shape == c.shape and a.dtype == b.dtype == c.dtype, (name, a.dtype, b.dtype, c.dtype)

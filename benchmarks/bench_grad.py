@@ -38,7 +38,12 @@ microseconds. Modes as in bench_foundation: ``np->np`` (NumPy inputs, every
 result read back with ``np.asarray``), ``np->dev`` (NumPy inputs uploaded on
 every call, results left on the device), ``dev->dev`` (inputs already on the
 device: srcjax ``Array``s made by a compiled identity, ``jax.device_put`` for
-jax; results left on the device, ``block_until_ready``). Ratio columns:
+jax; results left on the device, ``block_until_ready``). Each NumPy mode has a
+row per placement of its inputs (``--align``): ``a64``, data at an address
+``% 64 == 0``, which XLA's CPU client reads in place (jax.jit then copies
+nothing); ``a16``, at 16, which it copies first. Both libraries get the same
+arrays; without this, where ``malloc`` happened to put an input moved jax's
+own column by up to 2x between processes (issue #18, round np49). Ratio columns:
 ``grad sj/jax`` (the issue's target: at most 1.10), ``q1-q3`` (the
 interquartile range of the per-round ratio sj grad / jax grad, the two
 measured milliseconds apart in the same round: when it straddles 1.10 this
@@ -99,10 +104,12 @@ except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependenc
     sys.exit("bench_grad.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
 
 from bench_foundation import (  # same directory as this script
+    ALIGNMENTS,
     FreshFunctions,
     _batch_size,
     _timed,
     as_jax,
+    at_offset,
     environment,
     fmt_us,
 )
@@ -234,7 +241,8 @@ class Programs:
 
 
 def steady_state_one(name: str, p: Programs, args: tuple[np.ndarray, ...], sj_put: Any,
-                     rounds: int, batch_ns: float) -> list[tuple[str, str, dict[str, list[float]]]]:
+                     rounds: int, batch_ns: float,
+                     aligns: tuple[str, ...] = tuple(ALIGNMENTS)) -> list[tuple[str, str, dict[str, list[float]]]]:
     sj_dev = tuple(sj_put(a) for a in args)
     jx_dev = tuple(jax.device_put(a) for a in args)
     assert all(isinstance(a, srcjax.Array) for a in sj_dev)
@@ -242,11 +250,11 @@ def steady_state_one(name: str, p: Programs, args: tuple[np.ndarray, ...], sj_pu
     check_agree(name, "forward", p.sj_fwd(*args), p.jx_fwd(*args), args)
     check_agree(name, "grad", p.sj_grad(*args), p.jx_grad(*args), args)
     check_agree(name, "grad (device inputs)", p.sj_grad(*sj_dev), p.jx_grad(*jx_dev), args)
-    modes: list[tuple[str, tuple[Any, ...], tuple[Any, ...], Callable[[Any], Any]]] = [
-        ("np->np", args, args, _read),
-        ("np->dev", args, args, _block),
-        ("dev->dev", sj_dev, jx_dev, _block),
-    ]
+    modes: list[tuple[str, tuple[Any, ...], tuple[Any, ...], Callable[[Any], Any]]] = []
+    for tag in aligns:  # (NumPy inputs at a chosen address % 64, the same arrays for both: like for like)
+        placed = tuple(at_offset(a, ALIGNMENTS[tag]) for a in args)
+        modes += [(f"np->np {tag}", placed, placed, _read), (f"np->dev {tag}", placed, placed, _block)]
+    modes.append(("dev->dev", sj_dev, jx_dev, _block))
     rows = []
     for mode, sa, ja, force in modes:
         fns = {
@@ -402,6 +410,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--first-reps", type=int, default=None, help="fresh functions per first-call row "
                     "(default 7, quick 1)")
     ap.add_argument("--skip-first-call", action="store_true")
+    ap.add_argument("--align", default=",".join(ALIGNMENTS),
+                    help="the NumPy inputs' placements, a row each (a64: address %% 64 == 0, which jax.jit reads "
+                         "in place; a16: 16, which it copies); comma-separated")
+    ap.add_argument("--only", default="", help="run the workloads whose name contains this")
     ap.add_argument("--hlo", action="store_true", help="also print both optimized HLO modules of each gradient")
     a = ap.parse_args(argv)
     rounds = a.rounds or (5 if a.quick else 41)
@@ -418,9 +430,12 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     hlo_rows = []
     full_hlo = []
+    aligns = tuple(a.align.split(","))
     for name, _, fn, args, argnums in workloads(np.random.default_rng(0)):
+        if a.only not in name:
+            continue
         p = Programs(fn, argnums)
-        rows += steady_state_one(name, p, args, sj_put, rounds, batch_ns)
+        rows += steady_state_one(name, p, args, sj_put, rounds, batch_ns, aligns)
         s_txt, j_txt = hlo_texts(p, args)
         hlo_rows.append((name, hlo_counts(s_txt), hlo_counts(j_txt)))
         full_hlo.append((name, s_txt, j_txt))
@@ -429,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
           "(targets: grad sj/jax <= 1.10; sj grad/fwd <= jax grad/fwd)")
     hdr = ("workload", "mode", "sj fwd", "sj grad", "jax fwd", "jax grad", "grad sj/jax", "q1-q3",
            "fwd sj/jax", "sj grad/fwd", "jax grad/fwd")
-    w = (27, 8, 10, 10, 10, 10, 11, 11, 10, 11, 12)
+    w = (27, 12, 10, 10, 10, 10, 11, 11, 10, 11, 12)
     print("| " + " | ".join(f"{h:<{n}}" if i < 2 else f"{h:>{n}}" for i, (h, n) in enumerate(zip(hdr, w))) + " |")
     print("|" + "|".join("-" * (n + 2) for n in w) + "|")
     med = statistics.median

@@ -40,6 +40,10 @@ throughput: the other two modes let asynchronous calls overlap). Median microsec
 srcjax and jax measured interleaved (``bench_foundation.measure``); ``sj/jax`` above 1: srcjax
 slower. Results are checked against jax before timing.
 
+``--align`` places every NumPy argument's data at an address ``% 64`` of 0 (``a64``, the default: XLA's CPU
+client reads such memory in place, so jax.jit copies nothing) or 16 (``a16``: it copies first); the same
+arrays go to both libraries (before round np49 they were wherever ``malloc`` put them).
+
 ``--x64`` turns on ``jax_enable_x64`` (the models stay float32, checked): without it (jax's default),
 jaxlib keys a float64 NumPy array as float32, so srcjax copies NumPy arguments for a second dispatcher
 instead of letting the first read them in place (``srcjax/cpp_calls.py``).
@@ -72,7 +76,7 @@ try:
 except ImportError:  # pragma: no cover - jax is a test/benchmark-only dependency
     sys.exit("bench_models.py needs jax (pip install -e '.[test]'): it is the comparison oracle")
 
-from bench_foundation import environment, measure  # same directory as this script
+from bench_foundation import ALIGNMENTS, at_offset, environment, measure  # same directory as this script
 
 
 def as_jax(fn: Any) -> Any:
@@ -276,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="also the MLP with NamedTuple parameters, with a static argument, with a default left out, "
                          "called by keyword")
     ap.add_argument("--only", default="", help="run the cases whose name contains this")
+    ap.add_argument("--align", choices=tuple(ALIGNMENTS), default="a64",
+                    help="where the NumPy arguments' data start: a64 (address %% 64 == 0, which jax.jit reads in "
+                         "place) or a16 (which it copies first); the same arrays for both libraries")
     ap.add_argument("--modes", default="np,dev,mixed,dev-py,loop",
                     help="the modes to run (comma-separated; also mixed-new)")
     ns = ap.parse_args(argv)
@@ -287,12 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     rounds, batch_ns = (3, 2e6) if ns.quick else (15, 2e7)
     rng = np.random.default_rng(0)
     print(environment())
-    print(f"clock: {ns.clock}; statistic: {ns.stat}; jax_enable_x64: {jax.config.jax_enable_x64}")
+    print(f"clock: {ns.clock}; statistic: {ns.stat}; jax_enable_x64: {jax.config.jax_enable_x64}; "
+          f"NumPy arguments: {ns.align}")
     print("| case | mode | srcjax us | jax us | sj/jax |")
     print("|---|---|---:|---:|---:|")
+    def placed(v: np.ndarray) -> np.ndarray:
+        return at_offset(v, ALIGNMENTS[ns.align])
+
     for name, loss, args in cases(rng, ns.more):
         if ns.only not in name:
             continue
+        args = tuple(a if isinstance(a, str) else jax.tree_util.tree_map(placed, a) for a in args)
         static = STATIC.get(name, ())
         sj = srcjax.jit(srcjax.value_and_grad(loss), static_argnums=static) if static else srcjax.value_and_grad(loss)
         jx = jax.jit(jax.value_and_grad(as_jax(loss)), static_argnums=static)
