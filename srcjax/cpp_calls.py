@@ -755,11 +755,8 @@ def _inline(out: Any, exe: Any) -> bool:
     runs_inline = getattr(exe, "runs_inline", None)
     if runs_inline is None or not runs_inline():
         return False
-    for leaf in pytree.flatten(out)[0]:
-        b = getattr(leaf, "_buf", None)
-        if b is not None:
-            return bool(b.is_ready())
-    return False
+    b = packed_calls.first_buffer(out)
+    return b is not None and bool(b.is_ready())
 
 
 def _plan(c: Any, args: tuple[Any, ...], keyed: Any = None) -> tuple[Any, list[Any]]:

@@ -45,7 +45,8 @@ from typing import Any
 
 import numpy as np
 
-from . import aligned_copies
+from . import aligned_copies, pytree
+from .aligned_copies import in_place as _in_place
 from .aligned_copies import joined as _aligned
 from .core import ShapedArray
 from .lower.packed import packed_text
@@ -276,7 +277,8 @@ class Packer:
         scope: dict[str, Any] = {"flatten": self._flatten, "T": self._tree, "K": list(self._kinds), "H": self._host,
                                  "S": self._shapes, "DT": self._dtypes, "G": get, "D": dtype, "DEV": self._dev,
                                  "shape": _SHAPE, "dtype": _DTYPE, "buf": _frombuffer, "join": _join, "pk": self,
-                                 "cpp": self.cpp, "fallback": fallback, "big": _aligned, "N": self._sizes[0]}
+                                 "cpp": self.cpp, "fallback": fallback, "big": _aligned, "N": self._sizes[0],
+                                 "own": _in_place if self._exe.out_avals else _copied, "waited": waited}
         codes = _DIRECTS[self._large[0]]
         exec(codes[0] if len(self._packed_positions) < len(self._kinds) else codes[1], scope)
         return scope["direct"]  # type: ignore[no-any-return]
@@ -373,10 +375,44 @@ _DIRECT_TEXT = """def direct(*args, **kwargs):
                     return cpp(p, *DEV(leaves))
     return fallback(*args, **kwargs)
 """
-_DIRECT_LARGE_TEXT = _DIRECT_TEXT.replace("buf(join(G(hosts)), D)", "big(G(hosts), D, N)")  # (aligned_copies.joined)
+_DIRECT_LARGE_TEXT = _DIRECT_TEXT.replace("""                try:
+                    p = buf(join(G(hosts)), D)""", """                p = own(G(hosts))
+                if p is not None:
+                    return waited(cpp(p, *DEV(leaves)))
+                try:
+                    p = big(G(hosts), D, N)""")  # (aligned_copies.in_place: the caller's memory read in place,
+# the call returns once its program has finished; else aligned_copies.joined's copy)
+assert "own(G(hosts))" in _DIRECT_LARGE_TEXT
 _DIRECTS = tuple((compile(text, "<srcjax packed call>", "exec"),
                   compile(text.replace("cpp(p, *DEV(leaves))", "cpp(p)"), "<srcjax packed call>", "exec"))
                  for text in (_DIRECT_TEXT, _DIRECT_LARGE_TEXT))  # (small, large: device leaves too, and without)
+
+
+def waited(out: Any) -> Any:
+    """``out``, the results of a call that handed its program NumPy memory to read in place, once that program
+    has finished (:func:`first_buffer`'s wait: XLA's CPU client makes every result of a program ready at its
+    end), so that the caller's writes to that memory after the call cannot reach it."""
+    b = first_buffer(out)
+    if b is not None:
+        b.block_until_ready()
+    return out
+
+
+def first_buffer(out: Any) -> Any:
+    """The device buffer of the first srcjax Array among ``out``'s leaves, or None."""
+    b = getattr(out, "_buf", None)  # (one result: no flattening)
+    if b is not None:
+        return b
+    for leaf in pytree.flatten(out)[0]:
+        b = getattr(leaf, "_buf", None)
+        if b is not None:
+            return b
+    return None
+
+
+def _copied(arrays: Sequence[np.ndarray]) -> None:
+    """:func:`aligned_copies.in_place` for a program without results (nothing to wait for): always copied."""
+    return None
 
 
 REFUSED = 16  # packed calls in a row a TopPacker's dispatcher may send elsewhere before it packs no more (a call
@@ -432,7 +468,8 @@ class TopPacker(Packer):
             return fallback
         scope: dict[str, Any] = {"nd": np.ndarray, "S": tuple(self._shapes), "buf": np.frombuffer, "join": _join,
                                  "pk": self, "D": tuple(d for d, _ in self._group_avals), "R": REFUSED,
-                                 "cpp": self.cpp, "fallback": fallback, "big": _aligned}
+                                 "cpp": self.cpp, "fallback": fallback, "big": _aligned,
+                                 "own": _in_place if self._exe.out_avals else _copied, "waited": waited}
         exec(self._direct_code(), scope)
         return scope["direct"]  # type: ignore[no-any-return]
 
@@ -457,20 +494,29 @@ class TopPacker(Packer):
             # 0.45 -> 0.39 us); an array that is not C-contiguous exports none: TypeError, then `fallback`)
             parts = [f"a{tops[where[i]]}" for i in idx]
             joined = parts[0] + ".tobytes()" if len(parts) == 1 else "join((" + "".join(f"{a}, " for a in parts) + "))"
-            if self._large[g]:  # (a large pack: copied into aligned memory, which the upload aliases: aligned_copies)
+            if self._large[g] and len(parts) == 1:  # (one large array: read in place where it can be, the call
+                # then waiting for its program, aligned_copies.in_place; else copied as below)
+                packs.append(f"            p{g} = own(({parts[0]},))\n            if p{g} is None:\n"
+                             f"                p{g} = big(({parts[0]},), D[{g}], {self._sizes[g]})\n"
+                             f"            else:\n                w = True\n")
+            elif self._large[g]:  # (a large pack: copied into aligned memory, which the upload aliases: aligned_copies)
                 tup = "".join(f"{a}, " for a in parts)
                 packs.append(f"            p{g} = big(({tup}), D[{g}], {self._sizes[g]})\n")
             else:
                 packs.append(f"            p{g} = buf({joined}, D[{g}])\n")
         rest = "".join(f"args[{i}], " for i in range(self._n_args) if i not in tops)
         names = "".join(f"p{g}, " for g in range(len(packs)))
+        call = f"cpp({names}{rest})"
+        if any("own(" in p for p in packs):
+            packs.insert(0, "            w = False\n")
+            call = f"waited({call}) if w else {call}"
         code = (f"def direct(*args, **kwargs):\n"
                 f"    if not kwargs and len(args) == {self._n_args}:\n"
                 f"        {', '.join(f'a{i}' for i in tops)}, = {', '.join(f'args[{i}]' for i in tops)},\n"
                 f"        if {checks} and pk.refused <= R:\n"
                 f"          try:\n{''.join(packs)}"
                 f"          except (TypeError, ValueError):\n            pass\n"
-                f"          else:\n            return cpp({names}{rest})\n"
+                f"          else:\n            return {call}\n"
                 f"    return fallback(*args, **kwargs)\n")
         self._code = compile(code, "<srcjax packed call>", "exec")
         return self._code

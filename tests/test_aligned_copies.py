@@ -115,7 +115,7 @@ def test_large_packed_arrays_are_aligned_for_the_upload_to_alias_them(packing):
     """The packed routes (``TopPacker``: NumPy arguments; ``Packer``: NumPy leaves in containers) hand their
     dispatcher one aligned copy per dtype (the joined bytes, ``np.frombuffer``, were never 64-byte aligned)."""
     rng = np.random.default_rng(2)
-    x = rng.standard_normal(100_000)
+    x = _placed(rng.standard_normal(100_000), 16)  # (an aligned one is read in place: the test below)
     g = srcjax.grad(rosen)
     handed, out = _handed(g, x)
     assert _address(handed[0]) % _ALIGN == 0 and not np.shares_memory(handed[0], x)
@@ -127,6 +127,45 @@ def test_large_packed_arrays_are_aligned_for_the_upload_to_alias_them(packing):
     want = gt._call((t,), {})
     for k in t:
         np.testing.assert_allclose(np.asarray(out[k]), np.asarray(want[k]), rtol=1e-12)
+
+
+def _placed(a: np.ndarray, offset: int) -> np.ndarray:
+    """A C-contiguous copy of ``a`` whose data start ``offset`` bytes past a 64-byte boundary."""
+    raw = np.empty(a.nbytes + 2 * _ALIGN, np.uint8)
+    start = (offset - _address(raw)) % _ALIGN
+    out = raw[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+    out[...] = a
+    return out
+
+
+def same_and_sum(x):
+    return x, np.sum(x * x)  # (the sum makes the program asynchronous; the first result is the argument)
+
+
+@pytest.mark.parametrize("f", [rosen, same_and_sum], ids=["rosen", "same_and_sum"])
+def test_an_aligned_argument_is_read_in_place_and_its_call_waits(packing, f):
+    """Round np49: the packed route hands the caller's own C-contiguous array at a 64-byte boundary to the upload
+    (which then copies nothing, as for jax.jit) and returns once the program has finished: a write to the
+    array right after the call changes neither that call's results nor any earlier one's, and the next call
+    reads the new values. A result that is the argument itself is a buffer of its own."""
+    rng = np.random.default_rng(5)
+    x = _placed(rng.standard_normal(100_000), 0)
+    g = srcjax.grad(f) if f is rosen else srcjax.jit(f)
+    handed, out = _handed(g, x)
+    assert np.shares_memory(handed[0], x)  # (main: an aligned copy)
+    first = cpp_dispatch.flatten(out)[0]
+    assert first.is_ready()  # (the call waited for its program)
+    want = f(x.copy()) if f is same_and_sum else np.asarray(g._call((x.copy(),), {}))
+    outs = [out]
+    for _ in range(3):
+        outs.append(g(x))
+        x[:] = rng.standard_normal(x.shape)  # (right after the call)
+        now = x.copy()
+        for o in outs:
+            for got, w in zip(cpp_dispatch.flatten(o), cpp_dispatch.flatten(want)):
+                np.testing.assert_allclose(np.asarray(got), np.asarray(w), rtol=1e-12)
+        want = f(now) if f is same_and_sum else np.asarray(g._call((now,), {}))
+        outs = [g(x)]
 
 
 def twice(x):
@@ -168,6 +207,34 @@ def test_numpy_inputs_of_every_dtype_and_layout_give_numpys_values(packing, dtyp
             np.testing.assert_array_equal(got, want, err_msg=name)
         packed_calls.wait(60)
         np.testing.assert_array_equal(x, before, err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", _DTYPES, ids=lambda d: np.dtype(d).name)
+def test_writes_after_calls_never_reach_results_for_any_placement(packing, dtype):
+    """Round np49: each dtype's argument at a 64-byte boundary (read in place, the call waiting), 16 bytes past
+    one (copied), read-only at a boundary (its owner makes it writeable again and writes), Fortran order and
+    strided: the caller writes its array right after every call, through every route (first calls, copies,
+    packed); every result stays its own call's values."""
+    base = _inputs(dtype)["C"]
+    for name in ("a64", "a16", "read-only a64", "F", "strided"):
+        f = srcjax.jit(twice)
+        x = _placed(base, 16 if name == "a16" else 0)
+        if name == "F":
+            x = np.asfortranarray(base)
+        elif name == "strided":
+            x = _placed(np.repeat(base, 2, axis=1), 0)[:, ::2]
+        outs = []
+        for k in range(12):
+            if k == 6:
+                packed_calls.wait(60)  # (the packed program ready: the later calls take the packed route)
+            x.flags.writeable = False if name.startswith("read-only") else True
+            want = twice(x)
+            out = f(x)
+            x.flags.writeable = True
+            x[...] = np.roll(x, 1, axis=0)  # (right after the call)
+            outs.append((out, want))
+        for k, (out, want) in enumerate(outs):
+            np.testing.assert_array_equal(np.asarray(out), want, err_msg=f"{name} call {k}")
 
 
 def chain_each(a, b):
