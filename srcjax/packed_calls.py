@@ -12,7 +12,11 @@ a check of its leaves' kinds, shapes and dtypes against the ones packed for, and
 arrays' bytes joined (``b"".join`` of the arrays, NumPy's buffer export of a C-contiguous array, read back
 by ``np.frombuffer`` as the packed dtype: 0.6 us for 8 leaves against 2.5 for ``np.concatenate``, which
 an array that is not C-contiguous still takes), a new array, never the caller's memory: writes to the
-NumPy arguments after the call cannot reach the program. A packer of one dtype serves its calls in one
+NumPy arguments after the call cannot reach the program. The one exception (round np49): a dtype's pack of
+one large array that is C-contiguous at a 64-byte boundary is the caller's array itself
+(``aligned_copies.in_place``: XLA's CPU client reads it in place, as for ``jax.jit``), and the call then
+returns once its program has finished (:func:`waited`), so writes after the call cannot reach it either.
+A packer of one dtype serves its calls in one
 Python frame (:meth:`Packer.direct`). Measured (thread CPU per call, ``benchmarks/bench_models.py``'s
 models with jax imported): the 3-layer MLP ~22-27 us against jax.jit's 30-35; the transformer block
 46-49 against 75-81 (before ``direct`` and the joined bytes: see docs/benchmarks.md).
