@@ -169,8 +169,8 @@ def _derivative_function(fn: Callable[..., Any], kind: str, argnums: int | Seque
         alike = {name: _tangent_pairs(header + text, name, c.params, nums)} if kind == "jvp_tangent" else None
         anf_text = text if halves is not None else simplify_source(header + text, pure, floats, keep, alike=alike)
         module_text = readable.readable_source(anf_text, pure, keep)
-    module_text, marked = provenance.unmark(module_text)  # (each line's user statement, as the writers marked it)
-    anf_text = provenance.strip(anf_text)
+    module_text, marked = provenance.unmark(module_text, same_tree=True)  # (each line's user statement)
+    anf_text = provenance.strip(anf_text, same_tree=True)  # (the marked texts' trees serve: not parsed again)
     filename = f"<srcjax.{kind} of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}
     if halves is not None:

@@ -419,8 +419,8 @@ def batched_function(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis
     module_text = drop_trivial_aligns(module_text)  # (batch_align_b(add, b) of an add computed from b: add)
     anf_text = module_text
     module_text = readable.for_program(module_text, set(ADJOINT_IMPORTS) | set(BATCHED_IMPORTS), prog)
-    module_text, marked = provenance.unmark(module_text)  # (each line's user statement, as the writers marked it)
-    anf_text = provenance.strip(anf_text)
+    module_text, marked = provenance.unmark(module_text, same_tree=True)  # (each line's user statement)
+    anf_text = provenance.strip(anf_text, same_tree=True)  # (the marked texts' trees serve: not parsed again)
     base = _as_compiled(fn).fn
     filename = f"<srcjax.vmap of {base.__qualname__} #{next(_COUNTER)}>"
     owners = {g: prog.functions.get(origins.get(g, prog.entry.name), prog.entry) for g in [name, *origins]}

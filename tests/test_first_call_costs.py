@@ -18,6 +18,8 @@ that what runs and what is shown stay the same without it.
 - Reverse mode parses its adjoint's lines for the names they read only where a name it asks about is in their
   text (a straight-line gradient: never), and reads a function's names once per tree.
 - vmap's align pass walks an assignment for the names it passes to ``batch_align_b`` only where its lines name one.
+- A generated module's text with its writers' marks taken off (loaded, split into functions) reads the tree parsed of
+  the marked text, where only the marks' comments went: it was parsed twice more (``provenance.unmark``).
 """
 
 from __future__ import annotations
@@ -404,3 +406,58 @@ def test_the_align_pass_walks_only_assignments_that_name_batch_align_b(monkeypat
     monkeypatch.setattr(batch_aligns, "_aligned_b", lambda e: walked.append(ast.unparse(e)) or real(e))
     assert batch_aligns.drop_trivial_aligns(text + "\n") == want + "\n"  # (another text: not a remembered parse)
     assert walked == ["batch_align_b(mul, sin) + batch_align_b(sin, mul)"]  # (not sin's, mul's, sub's)
+
+
+def _marked_module() -> str:
+    """A module as the batch writers mark it (``#@k`` at simple statements' ends)."""
+    from srcjax.core import Span
+    from srcjax.frontend import provenance
+
+    span = Span("<test marks>", 3, 4, 3, 20)
+    lines = ["def f_vmap(x, w):", provenance.mark("    matmul = batch_matmul(w, x, False, True)", span),
+             provenance.mark("    tanh = np.tanh(matmul)", span), "    if tanh.ndim:",
+             "        tanh = (tanh +", provenance.mark("                1.0)", span), "    return tanh", ""]
+    return "\n".join(lines)
+
+
+def test_an_unmarked_module_reads_its_marked_texts_tree_where_only_comments_went(monkeypatch):
+    from srcjax.frontend import parsed, provenance
+
+    text = _marked_module()
+    tree = parsed.parse(text)
+    parsed_now: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed_now.append(src) or real(src, *a, **k))
+    out, lines = provenance.unmark(text, same_tree=True)
+    assert "#@" in text and "#@" not in out and sorted(lines) == [2, 3, 6]
+    assert parsed.parse(out) is tree and parsed_now == []  # (not parsed again)
+    assert ast.dump(tree, include_attributes=True) == ast.dump(real(out), include_attributes=True)
+    assert compile(tree, "<t>", "exec") == compile(out, "<t>", "exec")
+    # not shared: without same_tree; a mark alone on its line (dropped: the lines below move up); a string that
+    # goes on to the next line (a "mark" at its line's end would be the string's text)
+    for marked, same in [(text + "\n", False), (text + "    #@0\nz = 1\n", True),
+                         (text + 's = """a\nb"""\n', True), (text + "t = 'a\\\n b'\n", True)]:
+        parsed.parse(marked)
+        out = provenance.unmark(marked, same_tree=same)[0]
+        assert parsed.parse(out) is not parsed.parse(marked)
+    parsed._TREES.clear()  # (a tree not kept: nothing is parsed, nothing kept)
+    parsed_now.clear()
+    provenance.unmark(text + "\n\n", same_tree=True)
+    assert not parsed._TREES and parsed_now == []
+
+
+def test_a_first_jacrev_parses_no_batched_module_again_unmarked(monkeypatch):
+    from srcjax.frontend import provenance
+
+    f = _fresh_function("def f(x, w):\n    return np.tanh(w @ x) * x * 1.03125\n")
+    texts: list[str] = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: texts.append(src) or real(src, *a, **k))
+    x, w = np.linspace(-1, 1, 4), np.linspace(-1, 1, 16).reshape(4, 4) / 4
+    got = np.asarray(srcjax.jacrev(f)(x, w))
+    t = np.tanh(w @ x)
+    np.testing.assert_allclose(got, np.diag(t * 1.03125) + ((1 - t * t) * x * 1.03125)[:, None] * w, rtol=1e-12)
+    marked = [s for s in texts if "#@" in s and "def f_vjp_vmap(" in s]
+    assert marked  # (the batched VJP's module, as the passes wrote it)
+    again = [s for s in texts if "#@" not in s and any(provenance.strip(m) == s for m in marked)]
+    assert again == []  # (its unmarked forms, loaded and split into functions, read the marked texts' trees)

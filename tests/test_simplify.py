@@ -222,6 +222,47 @@ def test_no_cse_of_mutable_containers():
     assert "_tape_dot = []" in out and "_tape_dot.append(x)" in out
 
 
+def test_an_empty_list_nothing_reads_is_dead_and_never_merged():
+    """A VJP's ``_tape = []`` that nothing pushes on (a straight-line function) is dropped: it made every
+    normalized VJP and its batched copy walk for list changes; an empty list read anywhere is kept, and two are
+    never one list."""
+    out = simp("""
+        def f_vjp(x, out_bar):
+            _tape = []
+            b = out_bar * x
+            return b
+    """)
+    assert out.strip() == textwrap.dedent("""
+        def f_vjp(x, out_bar):
+            b = out_bar * x
+            return b
+    """).strip()
+    kept = simp("""
+        def f(x):
+            a = []
+            b = []
+            c = []
+            a.append(x)
+            def g():
+                return c
+            for k in range(2):
+                b.append(k)
+            return a, b, g
+    """)
+    assert "a = []" in kept and "b = []" in kept and "c = []" in kept
+    dead_again = simp("""
+        def f(x):
+            a = []
+            a = [x]
+            return a
+    """)
+    assert "a = []" not in dead_again and "a = [x]" in dead_again
+    ns: dict = {}
+    exec(kept, ns)
+    a, b, g = ns["f"](1.0)
+    assert a == [1.0] and b == [0, 1] and g() == [] and a is not b
+
+
 # -- folding proven by the shape/dtype analysis ------------------------------------------------------
 
 ADJ = {"unbroadcast", "broadcast_like", "ones_like", "zeros_like", "expand_reduced", "reduced_size"}

@@ -20,7 +20,7 @@ import functools
 
 from .. import gc_pause
 
-__all__ = ["KEPT", "expression", "is_literal", "parse"]
+__all__ = ["KEPT", "expression", "is_literal", "parse", "share"]
 
 KEPT = 8  # texts remembered (a transformation's module goes through about six passes in a row)
 
@@ -34,13 +34,27 @@ def parse(text: str, filename: str = "<unknown>") -> ast.Module:
     tree = _TREES.get(text)
     if tree is None:
         tree = ast.parse(text, filename)
-        _TREES[text] = tree
-        if len(_TREES) > KEPT:
-            try:
-                del _TREES[next(iter(_TREES))]  # the oldest (dicts keep insertion order)
-            except (KeyError, RuntimeError, StopIteration):  # pragma: no cover - another thread got there first
-                pass
+        _keep(text, tree)
     return tree
+
+
+def _keep(text: str, tree: ast.Module) -> None:
+    _TREES[text] = tree
+    if len(_TREES) > KEPT:
+        try:
+            del _TREES[next(iter(_TREES))]  # the oldest (dicts keep insertion order)
+        except (KeyError, RuntimeError, StopIteration):  # pragma: no cover - another thread got there first
+            pass
+
+
+def share(text: str, same: str) -> None:
+    """Hand ``text``'s kept tree to ``same`` as well: ``same`` is ``text`` with comments taken off some lines' ends
+    (``provenance.unmark``), no line removed and no line in a string, so every node of its tree is where it is in
+    ``text``'s (a comment moves no position). Nothing is parsed: where ``text``'s tree is not kept, ``same`` is
+    parsed when asked, as any text."""
+    tree = _TREES.get(text)
+    if tree is not None and same not in _TREES:
+        _keep(same, tree)
 
 
 @functools.lru_cache(maxsize=4096)

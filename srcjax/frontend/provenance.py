@@ -17,6 +17,7 @@ import re
 import threading
 
 from ..core import Span
+from . import parsed
 
 __all__ = ["blank", "mark", "mark_lines", "strip", "unmark"]
 
@@ -54,13 +55,17 @@ def mark_lines(lines: list[str], start: int, span: Span | None) -> None:
         lines[start:] = [mark(ln, span) for ln in lines[start:]]
 
 
-def unmark(text: str) -> tuple[str, dict[int, Span]]:
+def unmark(text: str, same_tree: bool = False) -> tuple[str, dict[int, Span]]:
     """``text`` without its marks (a line a mark alone is left on, its statement removed by a pass, is dropped),
-    and the span of each marked line of the text returned (1-based line numbers)."""
+    and the span of each marked line of the text returned (1-based line numbers). ``same_tree`` (a module about to
+    be read, whose marked text a pass just parsed): the text returned shares the marked text's kept ``ast`` tree
+    (``parsed.share``) where only comments went (no line dropped, none inside a string): a mark is a comment at a
+    line's end, which moves no node, so the text is not parsed again."""
     if "#@" not in text:
         return text, {}
     out: list[str] = []
     lines: dict[int, Span] = {}
+    dropped = False
     for line in text.split("\n"):
         m = _MARK.search(line)
         if m is None:
@@ -68,13 +73,23 @@ def unmark(text: str) -> tuple[str, dict[int, Span]]:
             continue
         kept = line[:m.start()]
         if not kept.strip():
+            dropped = True
             continue
         out.append(kept)
         if (k := int(m.group(1))) < len(_SPANS):  # (always: texts kept across processes are kept unmarked)
             lines[len(out)] = _SPANS[k]
-    return "\n".join(out), lines
+    unmarked = "\n".join(out)
+    if same_tree and not dropped and not _goes_on(text):
+        parsed.share(text, unmarked)
+    return unmarked, lines
 
 
-def strip(text: str) -> str:
-    """``text`` without its marks."""
-    return unmark(text)[0]
+def _goes_on(text: str) -> bool:
+    """Whether a line of ``text`` may end inside a string (a triple-quoted one, or a backslash before the line's end):
+    a "mark" there would be the string's text."""
+    return '"""' in text or "'''" in text or "\\\n" in text
+
+
+def strip(text: str, same_tree: bool = False) -> str:
+    """``text`` without its marks (``same_tree``: as :func:`unmark`'s)."""
+    return unmark(text, same_tree)[0]

@@ -11,7 +11,8 @@ control flow and the tape (``_tape.append``/``pop``) are never reordered:
 
 - copy propagation: ``a = b`` (both names, each bound once) -> uses of ``a`` read ``b``;
 - common subexpressions: a second ``b = <e>`` for the same pure ``<e>`` -> uses of ``b`` read ``a``;
-- dead code: ``a = <pure expression>`` whose ``a`` is never read is dropped; so is one binding of a name
+- dead code: ``a = <pure expression>`` (or ``a = []``, a new list: never merged) whose ``a`` is never read is
+  dropped (a straight-line VJP's ``_tape = []``); so is one binding of a name
   bound several times, each time by a top-level ``a = <e>`` (no nested scope in the function), that
   nothing reads before the next binding (a JVP's primal output its tangent-only form drops);
 - folding (below) -> then the statement may become a copy, or dead.
@@ -109,6 +110,10 @@ _BUILDS = (ast.List, ast.Dict, ast.Set, ast.ListComp, ast.DictComp, ast.SetComp,
            ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
 _SIMPLE = (ast.Assign, ast.Expr, ast.Return, ast.Assert, ast.AugAssign)
 _BUILD_KINDS, _GLOBALS = exact_kinds(*_BUILDS), exact_kinds(ast.Global, ast.Nonlocal)  # (for exact-type tests)
+
+
+def _empty_list(node: ast.expr) -> bool:
+    return type(node) is ast.List and not node.elts  # type: ignore[attr-defined]
 
 _ids = itertools.count()
 
@@ -738,7 +743,9 @@ class _Function:
 
     def _assign(self, st: Stmt, s: ast.Assign, seen: dict[str, str]) -> None:
         r = self.expr(s.value, 0)
-        st.edits, st.reads, st.pure = list(r.edits), list(r.reads), r.pure
+        # (an empty list display builds a new list each time: never merged with another (r.pure), but dead where
+        # nothing reads its name: a VJP's `_tape = []` that no statement pushes on)
+        st.edits, st.reads, st.pure = list(r.edits), list(r.reads), r.pure or _empty_list(s.value)
         names = [tg.id for tg in s.targets if isinstance(tg, ast.Name)]
         if len(s.targets) == 1 and len(names) == 1:
             dst = names[0]
