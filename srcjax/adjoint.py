@@ -40,7 +40,7 @@ from .elementwise_adjoint import (  # noqa: F401  (generated derivative code imp
     sinc_slope,
 )
 from .in_place_cast import in_place, rebound_refused  # noqa: F401  (`w += m` in generated source: in_place(w, add))
-from .index_writes import cut, dropping, index_lands, padded, winning_writes  # noqa: F401  (index_update's, index_add's cotangents of a value: derivative code imports them)
+from .index_writes import clamped, cut, dropping, index_lands, padded, winning_writes  # noqa: F401  (index_update's, index_add's cotangents of a value: derivative code imports them)
 from .lax import conv_general_dilated, index_update, with_sharding_constraint  # noqa: F401  (derivative code imports them)
 from .linalg_adjoint import spectral_norm_bar  # (norm_bar's matrix orders 2, -2 and 'nuc')
 from .order_stats import (  # noqa: F401  (generated derivative code imports them from here)
@@ -372,15 +372,14 @@ def matmul_rhs_bar(g: Any, x1: Any, x2: Any) -> Any:
     return unbroadcast(np.swapaxes(x1, -1, -2) @ g, x2)
 
 
-def index_add(z: Any, key: Any, g: Any) -> Any:
-    """``z`` with ``g`` added at ``z[key]``: a functional ``z[key] += g`` (basic indexing keys).
-
+def index_add(z: Any, key: Any, g: Any, mode: str = "drop") -> Any:
+    """``z`` with ``g`` added at ``z[key]``: a functional ``z[key] += g``; an index out of range adds nothing
+    (``mode="drop"``, a write's) or adds at the clamped place (``"clip"``: a read's transpose, index_writes.py).
     A primitive (``srcjax.primitives.ad_prims``): this body is its NumPy reference. For a
-    container ``z`` it is :func:`tree_index_add`.
-    """
+    container ``z`` it is :func:`tree_index_add`."""
     if is_tree(z):
         return tree_index_add(z, key, g)
-    axes, key = dropping(np.shape(z), key)  # (an index array's entry out of range: dropped, as XLA's scatter)
+    axes, key = dropping(np.shape(z), key) if mode == "drop" else ((), clamped(np.shape(z), key))
     out = padded(np.array(z, dtype=np.result_type(z, g), copy=True), axes)
     # (repeated indices accumulate; g broadcast first: NumPy 2.4's ufunc.at drops some broadcasting g itself)
     np.add.at(out, key, np.broadcast_to(g, np.shape(out[key])))
@@ -561,10 +560,10 @@ def negated(shift: Any) -> Any:
 
 @index_params("indices", "axis")  # (a second derivative takes them as constants: the key joins tuples)
 def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
-    """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices."""
+    """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices (clamped, as read)."""
     if axis is None:
-        return np.reshape(index_add(np.zeros(np.size(a), dtype=np.result_type(g)), indices, g), np.shape(a))
-    return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g)
+        return np.reshape(index_add(np.zeros(np.size(a), dtype=np.result_type(g)), indices, g, "clip"), np.shape(a))
+    return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g, "clip")
 
 
 @index_params("indices", "axis")
@@ -573,7 +572,8 @@ def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
     ``arr[i0, ..., indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had
     broadcast along are summed."""
     if axis is None:
-        return np.reshape(index_add(np.zeros(np.size(arr), dtype=np.result_type(g)), indices, g), np.shape(arr))
+        return np.reshape(index_add(np.zeros(np.size(arr), dtype=np.result_type(g)), indices, g, "clip"),
+                          np.shape(arr))
     nd = np.ndim(arr)
     ax = axis % nd
     shape = np.shape(arr)
@@ -583,7 +583,7 @@ def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
             key = key + (indices,)
         else:
             key = key + (np.reshape(np.arange(shape[k]), tuple([shape[k] if q == k else 1 for q in range(nd)])),)
-    return index_add(zeros_like(arr), key, g)
+    return index_add(zeros_like(arr), key, g, "clip")  # (a read's: clamped, as the gather)
 
 
 # -- contractions --------------------------------------------------------------------------------

@@ -656,14 +656,14 @@ def batch_winning_writes(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
 
 
 @linear_params("z", "g")
-def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any) -> Any:
-    """``index_add(z, key, g)`` (``z[key] += g``, repeated indices accumulating) per example: one scatter-add.
+def batch_index_add(z: Any, key: Any, g: Any, n: int, bz: bool, bg: bool, flags: Any, mode: str = "drop") -> Any:
+    """``index_add(z, key, g, mode)`` (``z[key] += g``, repeated indices accumulating) per example: one scatter-add.
     ``n``: the batch size; ``flags`` as for :func:`batch_index`. A container ``z`` (a cotangent): item by item."""
     if is_tree(z):
         return index_add(z if bz else batch_broadcast_items(z, n), item_key(key, flags),
                          g if bg else batch_broadcast_items(g, n))
     z2, key2, g2 = _scattered(z, key, g, n, bz, bg, flags)
-    return np.reshape(index_add(z2, key2, g2), (n,) + (np.shape(z)[1:] if bz else np.shape(z)))
+    return np.reshape(index_add(z2, key2, g2, mode), (n,) + (np.shape(z)[1:] if bz else np.shape(z)))
 
 
 def batch_index_lands(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
@@ -676,12 +676,15 @@ def batch_index_lands(x: Any, key: Any, n: int, bx: bool, flags: Any) -> Any:
     return _moved(index_lands(np.expand_dims(slots, new) if new else slots, key2), source, destination)
 
 
-def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any) -> Any:
-    """``v``'s cotangent in ``batch_index_add(z, key, v, n, bz, bv, flags)``: per example ``g[key]`` where the write
-    lands (:func:`batch_index_lands`; zero where an index out of range dropped it), summed to it."""
+def batch_index_add_bar(g: Any, key: Any, v: Any, bv: bool, flags: Any, mode: str = "drop") -> Any:
+    """``v``'s cotangent in ``batch_index_add(z, key, v, n, bz, bv, flags, mode)``: per example ``g[key]`` where the
+    write lands (:func:`batch_index_lands`; zero where an index out of range dropped it; ``"clip"``: everywhere, the
+    read clamping as the add did), summed to it."""
     if g is None or is_tree(g):
         return None if g is None else batch_summed_items(tree_get(g, item_key(key, flags)), v, bv)
-    read = np.where(batch_index_lands(g, key, np.shape(g)[0], True, flags), batch_index(g, key, True, flags), 0.0)
+    read = batch_index(g, key, True, flags)
+    if mode == "drop":
+        read = np.where(batch_index_lands(g, key, np.shape(g)[0], True, flags), read, 0.0)
     return batch_summed_items(batch_unbroadcast(read, v, True, bv), v, bv)
 
 
@@ -695,7 +698,7 @@ def batch_index_bar(g: Any, key: Any, x: Any, bx: bool, flags: Any) -> Any:
     added at ``key`` into zeros (one scatter-add), summed over the batch where ``x`` was not batched."""
     if g is None or is_tree(x) and len(key) == 1:  # (a container's item: its cotangent at that item)
         return None if g is None else index_add(zeros_like(x), key[0], g)
-    z = batch_index_add(zeros_like(x), key, g, np.shape(g)[0], bx, True, flags)
+    z = batch_index_add(zeros_like(x), key, g, np.shape(g)[0], bx, True, flags, "clip")  # (a read's: clamped)
     return batch_summed_items(z, x, bx)
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from .pytree import is_tree
 
-__all__ = ["can_repeat", "cut", "dropping", "index_lands", "padded", "winning_writes", "written_once"]
+__all__ = ["can_repeat", "clamped", "cut", "dropping", "index_lands", "padded", "winning_writes", "written_once"]
 
 
 def dropping(shape: tuple[int, ...], key: Any) -> tuple[tuple[int, ...], Any]:
@@ -35,10 +35,34 @@ def dropping(shape: tuple[int, ...], key: Any) -> tuple[tuple[int, ...], Any]:
     the axis' length (negative ones in range made positive): written into ``x`` padded by one element along those
     axes, an out-of-range write lands in the padding, which is then cut off (the write dropped, as JAX's scatter
     drops it; repeated and broadcast indices keep NumPy's meaning). ``((), key)`` where every index lands."""
+    padded: list[int] = []
+
+    def moved(a: Any, d: int, axis: int) -> Any:
+        outside = (a < -d) | (a >= d)
+        if not np.any(outside):
+            return None
+        padded.append(axis)
+        return np.where(outside, d, np.where(a < 0, a + d, a))
+
+    moved_key = _remapped(shape, key, moved)  # (`moved` fills `padded` as the key is walked)
+    return tuple(padded), moved_key
+
+
+def clamped(shape: tuple[int, ...], key: Any) -> Any:
+    """``key`` with each integer index (a number or an array's entries) out of range of its axis clamped to the
+    nearest element, as a read's (XLA's gather and ``dynamic_slice``): ``index_add(..., mode="clip")``."""
+    def clamp(a: Any, d: int, axis: int) -> Any:
+        return None if not np.any((a < -d) | (a >= d)) else np.clip(a, -d, d - 1)
+
+    return _remapped(shape, key, clamp)
+
+
+def _remapped(shape: tuple[int, ...], key: Any, remap: Any) -> Any:
+    """``key`` with each integer index ``a`` on an axis of length ``d`` replaced by ``remap(a, d, axis)`` (an array)
+    unless that is None; slices, None, ``...`` and boolean masks kept."""
     parts = key if isinstance(key, tuple) else (key,)
     used = sum(np.ndim(p) if _is_mask(p) else 0 if p is None or p is Ellipsis else 1 for p in parts)
     out: list[Any] = []
-    padded: list[int] = []
     axis = 0
     for p in parts:
         if p is Ellipsis:
@@ -47,15 +71,13 @@ def dropping(shape: tuple[int, ...], key: Any) -> tuple[tuple[int, ...], Any]:
             axis += np.ndim(p)
         elif p is not None and not isinstance(p, slice) and axis < len(shape):
             a = np.asarray(p)
-            d = shape[axis]
-            if a.dtype.kind in "iu" and np.any((a < -d) | (a >= d)):
-                padded.append(axis)
-                p = np.where((a < -d) | (a >= d), d, np.where(a < 0, a + d, a))
+            if a.dtype.kind in "iu" and (q := remap(a, shape[axis], axis)) is not None:
+                p = q
             axis += 1
         elif p is not None:
             axis += 1
         out.append(p)
-    return tuple(padded), tuple(out) if isinstance(key, tuple) else out[0]
+    return tuple(out) if isinstance(key, tuple) else out[0]
 
 
 def _is_mask(p: Any) -> bool:

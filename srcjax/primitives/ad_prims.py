@@ -18,11 +18,16 @@ from .registry import LowerCtx, deflinear, defprim, nondiff, set_fields
 from .shape import array_keys, getitem_abstract, index_plan
 
 
-def _index_add_stub(z, key, g, /):  # type: ignore[no-untyped-def]
+def _index_add_stub(z, key, g, /, mode="drop"):  # type: ignore[no-untyped-def]
     ...
 
 
-def _index_add_abstract(z: ShapedArray, key: Any, g: ShapedArray) -> ShapedArray:
+MODES = ("drop", "clip")  # an index out of range adds nothing (a write's) or at the clamped place (a read's transpose)
+
+
+def _index_add_abstract(z: ShapedArray, key: Any, g: ShapedArray, mode: str = "drop") -> ShapedArray:
+    if mode not in MODES:
+        raise ValueError(f"index_add: mode must be one of {MODES}, not {mode!r}")
     sub = getitem_abstract(z, key)
     if broadcast_shapes(sub.shape, g.shape) != sub.shape:
         raise ShapeError(f"index_add: cannot add a value of shape {fmt_shape(g.shape)} into a selection of "
@@ -30,17 +35,21 @@ def _index_add_abstract(z: ShapedArray, key: Any, g: ShapedArray) -> ShapedArray
     return ShapedArray(z.shape, result_dtype(z, g))
 
 
-def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloValue:
+def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue, mode: str = "drop") -> HloValue:
+    """One scatter-add (index arrays) or a padding of ``g`` placed by ``dynamic_update_slice`` (run-time integers),
+    added to ``z``. An index out of range: dropped (``mode="drop"``: the scatter skips it, a ``select`` on
+    :func:`_lands` for integers) or clamped (``"clip"``: the index arrays clamped first; ``dynamic_update_slice``
+    clamps its start itself)."""
     b = ctx.b
     out = ctx.avals_out[0]
     key = array_keys(key)
     if gather.is_advanced(key):  # a scatter that adds (repeated indices accumulate) into the sliced view
         basic, whole = gather.basic_part(key, z.shape)
         if whole:
-            return gather.lower_scatter(b, b.convert(z, out.dtype), key, g, add=True)
+            return gather.lower_scatter(b, b.convert(z, out.dtype), key, g, add=True, clip=mode == "clip")
         view = getitem_abstract(ShapedArray(z.shape, out.dtype), basic)
         sub_key = tuple(e[1] if e[0] == "index" else slice(None) for e in gather.plan(z.shape, key).entries)
-        placed = gather.lower_scatter(b, b.full(0, view.shape, out.dtype), sub_key, g, add=True)
+        placed = gather.lower_scatter(b, b.full(0, view.shape, out.dtype), sub_key, g, add=True, clip=mode == "clip")
         return _index_add_lower(ctx, z, basic, placed)
     plan = index_plan(z.shape, key)
     sub = getitem_abstract(z.aval, key)
@@ -101,8 +110,8 @@ def _index_add_lower(ctx: LowerCtx, z: HloValue, key: Any, g: HloValue) -> HloVa
         types = ", ".join(aval_type(s.aval) for s in starts)
         padded = b.emit(f"stablehlo.dynamic_update_slice {zeros.name}, {padded.name}, {idx} : "
                         f"({aval_type(zeros.aval)}, {aval_type(padded.aval)}, {types}) -> {aval_type(out)}", out)
-        ok = _lands(b, z.shape, key)  # (a run-time integer out of range: nothing added, as the scatter's skipped
-        added = b.binary("add", zc, padded)  # update; was clamped by dynamic_update_slice onto the last element)
+        ok = _lands(b, z.shape, key) if mode == "drop" else None  # (a run-time integer out of range: nothing
+        added = b.binary("add", zc, padded)  # added, as the scatter's skipped update; "clip": the clamped place)
         return added if ok is None else b.select(ok, added, zc)
     return b.binary("add", zc, padded)
 
@@ -212,7 +221,7 @@ def _index_update_written(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue)
 defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_add_abstract,
         lower=_index_add_lower, arrays=("z", "g"), path="index_add", static_eval=False, mixed=("key",),
         tree=adjoint.tree_index_add,  # a container z: its cotangent (``p["w"]``, ``params[-1]``)
-        jvp_joint="index_add(z_dot, key, g_dot)")  # linear in (z, g) together (z may be a container: no `+`)
+        jvp_joint="index_add(z_dot, key, g_dot, mode=mode)")  # linear in (z, g) together (a container z: no `+`)
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
         mixed=("key",), tree=pytree.tree_set,  # a dict or list x (`out["w"] = v`): the item replaced
@@ -408,8 +417,17 @@ defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract
 
 
 # -- derivatives: linear --------------------------------------------------------------------------------
-deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot)"},
+deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot, mode=mode)"},
           {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(np.where(index_lands(z, key), out_bar[key], 0.0), g)"})
+
+
+def clips(args: Mapping[str, Any]) -> bool:
+    """Whether a call's (source-text) arguments name ``mode="clip"`` (index_add's, batch_index_add's)."""
+    return str(args.get("mode", "")).strip("'\"") == "clip"
+
+
+# (a clamped add's transpose is the read that clamps, every place landing: no index_lands mask)
+set_fields("index_add", vjp_when=lambda args: {"g": "unbroadcast(out_bar[key], g)"} if clips(args) else {})
 deflinear("index_update", {"x": "index_update(x_dot, key, 0.0)",
                            "value": "index_update(zeros_like(x), key, value_dot)"},
           {"x": "index_cleared(out_bar, x, key)",
@@ -427,7 +445,7 @@ deflinear("expand_reduced", {"g": "expand_reduced(g_dot, a, axis, keepdims)"},
 
 
 # -- batching (vmap) ------------------------------------------------------------------------------
-set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g"))
+set_fields("index_add", batch=batch_rules.keyed("batch_index_add", "z", "key", "g", mode=True))
 set_fields("index_update", batch=batch_rules.keyed("batch_index_update", "x", "key", "value"))
 set_fields("index_cleared", batch=batch_rules.keyed("batch_index_cleared", "g", "key", "x"))
 set_fields("winning_writes", batch=batch_rules.keyed("batch_winning_writes", "x", "key", None))

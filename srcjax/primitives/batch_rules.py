@@ -422,10 +422,11 @@ def _list_items(text: str) -> list[str] | None:
     return None
 
 
-def keyed(name: str, x: str, key: str, value: str | None) -> Rule:
+def keyed(name: str, x: str, key: str, value: str | None, mode: bool = False) -> Rule:
     """``index_update(x, key, v)`` / ``index_add``: one scatter into the batched ``x`` (``batch_index_update``,
     ``batch_index_add``), with a batched key too; with no ``value``, ``winning_writes(x, key)``: the key applied
-    to ``x``'s shape only, per example (``batch_winning_writes``)."""
+    to ``x``'s shape only, per example (``batch_winning_writes``). ``mode``: the call's ``mode`` passed on where it
+    is not the default (index_add's ``mode="clip"``)."""
 
     def rule(c: BatchCall) -> str:
         flags = "None"
@@ -437,6 +438,8 @@ def keyed(name: str, x: str, key: str, value: str | None) -> Rule:
             k, flags = batched
         v = "" if value is None else f"{c.args[value]}, "
         vb = "" if value is None else f", {c.batched(value)}"
-        return f"{name}({c.args[x]}, {k}, {v}{c.size}, {c.batched(x)}{vb}, {flags})"
+        m = c.args.get("mode") if mode else None
+        m = "" if m is None or str(m).strip("'\"") == "drop" else f", mode={m}"
+        return f"{name}({c.args[x]}, {k}, {v}{c.size}, {c.batched(x)}{vb}, {flags}{m})"
 
     return rule

@@ -200,13 +200,16 @@ def _index_values(b: Builder, k: Any) -> HloValue:
     return b.constant(arr, ShapedArray(arr.shape, _I64))
 
 
-def _indices(b: Builder, shape: tuple[int, ...], p: Plan) -> HloValue:
-    """The start indices, ``B + (number of index axes,)``, negatives wrapped, as i64."""
+def _indices(b: Builder, shape: tuple[int, ...], p: Plan, clip: bool = False) -> HloValue:
+    """The start indices, ``B + (number of index axes,)``, negatives wrapped, as i64; ``clip``: clamped into range
+    too (as a gather clamps them itself; a scatter skips an update out of range)."""
     parts = []
     for axis in p.axes:
         v = _index_values(b, p.entries[axis][1])
         d = b.full(shape[axis], (), _I64)
         v = b.select(b.compare("LT", v, b.full(0, v.shape, _I64)), b.binary("add", v, b.broadcast_to(d, v.shape)), v)
+        if clip:
+            v = b.clamp(b.full(0, v.shape, _I64), v, b.full(shape[axis] - 1, v.shape, _I64))
         parts.append(b.reshape(b.broadcast_to(v, p.batch), p.batch + (1,)))
     return b.concatenate(parts, len(p.batch))
 
@@ -225,18 +228,19 @@ def lower_gather(b: Builder, x: HloValue, key: Any, out: ShapedArray) -> HloValu
         f"({aval_type(y.aval)}, {aval_type(idx.aval)}) -> {aval_type(out)}", out)
 
 
-def lower_scatter(b: Builder, z: HloValue, key: Any, g: HloValue, add: bool) -> HloValue:
+def lower_scatter(b: Builder, z: HloValue, key: Any, g: HloValue, add: bool, clip: bool = False) -> HloValue:
     """``z`` with ``g`` added at (``add``) or written to ``z[key]``; ``z`` already has the result dtype.
 
     Scatters into the sliced view's shape; the caller places that back when the key has slices.
     A write through indices that may repeat is NumPy's (the last write in the key's C order lands)
     on every device: XLA leaves the order of a scatter's updates to one element unspecified (the
     GPU's differ from run to run), so each update is first replaced by the value of the write
-    that lands there (:func:`_landing_values`) and the scatter no longer depends on the order."""
+    that lands there (:func:`_landing_values`) and the scatter no longer depends on the order. ``clip``: an index
+    out of range is clamped into it (a read's transpose), not skipped."""
     p = plan(z.shape, key)
     sub = p.out_shape(z.shape)
     g = b.broadcast_to(b.convert(g, z.dtype), sub)
-    idx = _indices(b, z.shape, p)
+    idx = _indices(b, z.shape, p, clip)
     if not add and _may_collide(z.shape, p):
         g = _landing_values(b, z.shape, key, idx, p, g)
     return _scatter(b, z, idx, g, p, "add" if add else "replace")

@@ -214,8 +214,9 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     elif len(new_ops) == 1:  # batch_index_cleared of an array: its zeros written in
         call = f"batch_index_update({new_ops[0]}, {key_text}, 0.0, {size_m}, {new_flags[0]}, False, {key_flags})"
     else:
+        mode = args.get("mode", "'drop'")  # (batch_index_add's: a read's transpose clamps, "clip")
         call = f"{spec.call}({new_ops[0]}, {key_text}, {new_ops[1]}, {size_m}, {new_flags[0]}, {new_flags[1]}, " \
-               f"{key_flags})"
+               f"{key_flags}{'' if mode.strip(chr(39) + chr(34)) == 'drop' else ', mode=' + mode})"
     out = w.names.fresh(spec.call)
     w.emit(f"{out} = {call}", ind)
     return f"batch_split({out}, {outer})"
@@ -227,7 +228,7 @@ def _merged_transpose(w: FunctionWriter, spec: _Spec, args: dict[str, str], new_
     """A transpose (``spec.summed``) called once on the merged batch, its parameters in the signature's order; the
     result split again, and summed over the inner level where the inner vmap did not batch the operand."""
     fn = next(f for f, s in _SPECS.items() if s is spec)
-    new = dict(args)
+    new = {"mode": "'drop'", **args}  # (batch_index_add_bar's mode, where the call leaves it out)
     for (p, flag), text, batched in zip(spec.operands, new_ops, new_flags):
         new[p] = text
         if isinstance(flag, str):
@@ -238,7 +239,8 @@ def _merged_transpose(w: FunctionWriter, spec: _Spec, args: dict[str, str], new_
     if spec.size is not None:
         new[spec.size] = size_m
     out = w.names.fresh(spec.call)
-    w.emit(f"{out} = {spec.call}({', '.join(new[p] for p in inspect.signature(fn).parameters)})", ind)
+    params = [p for p in inspect.signature(fn).parameters if p != "mode" or new[p].strip("'\"") != "drop"]
+    w.emit(f"{out} = {spec.call}({', '.join(new[p] for p in params)})", ind)
     inner = next(i for (p, _), (_, _, i) in zip(spec.operands, operands) if p == spec.summed)
     return f"batch_split({out}, {w.size})" if inner else f"np.sum(batch_split({out}, {w.size}), axis=1)"
 

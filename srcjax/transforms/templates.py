@@ -32,8 +32,8 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
     """Fold literal arithmetic (``2 - 1``) and ``a ** 1`` in instantiated templates (bottom up), keep
     ``tree_get``/``index_cleared`` only for string keys (``_KEYED``), ``winning_writes(x, key)`` only for
     keys that may repeat an index (not literal integers, slices or strings, nor the names ``unique``
-    holds: integers), ``index_lands(z, key)`` only for keys not literal, and drop ``dtype=None`` (NumPy's
-    default everywhere: a template passes its primitive's ``dtype``)."""
+    holds: integers), ``index_lands(z, key)`` only for keys not literal, and drop keywords at their defaults
+    (:func:`_default_keyword`: a template passes its primitive's ``dtype``, ``index_add``'s ``mode``)."""
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
@@ -52,14 +52,13 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
         node = node.with_changes(**changes)
     if t is cst.Call:
         assert isinstance(node, cst.Call)
-        args = [a for a in node.args if not (a.keyword is not None and a.keyword.value == "dtype" and
-                                             isinstance(a.value, cst.Name) and a.value.value == "None")]
+        args = [a for a in node.args if not _default_keyword(node, a)]
         if len(args) != len(node.args):
             node = node.with_changes(args=[a.with_changes(comma=cst.MaybeSentinel.DEFAULT) for a in args])
     if t is cst.Call and _unkeyed_call(node, getattr(unique, "containers", frozenset())):
         return _unkeyed(node)  # type: ignore[arg-type]
-    if t is cst.Call and _writes_once(node, unique):  # winning_writes(x, 3) -> True
-        return cst.Name("True")
+    if t is cst.Call and _writes_once(node, unique):  # winning_writes(x, 3) -> True, (x, i) -> index_lands(x, i)
+        return _lands_once(node, unique)  # type: ignore[arg-type]
     if t is cst.Call and _lands_always(node):  # index_lands(z, 3) -> True (a literal index is checked in range)
         return cst.Name("True")
     if t is cst.BinaryOperation:
@@ -82,6 +81,24 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
         assert isinstance(node, cst.Call)
         return node.args[1 if node.args[0].value.value == "True" else 2].value  # type: ignore[attr-defined]
     return node
+
+
+_DROPS = frozenset({"index_add", "batch_index_add", "batch_index_add_bar"})  # (their default mode: "drop")
+
+
+def _default_keyword(call: cst.Call, a: cst.Arg) -> bool:
+    """A keyword argument a template passes that is its callee's default: ``dtype=None`` (NumPy's everywhere),
+    ``mode="drop"`` of ``index_add`` (its ``"clip"``, a read's transpose, is printed unless the key is literal)."""
+    if a.keyword is None:
+        return False
+    v = a.value
+    if a.keyword.value == "dtype":
+        return isinstance(v, cst.Name) and v.value == "None"
+    if not (a.keyword.value == "mode" and isinstance(v, cst.SimpleString) and isinstance(call.func, cst.Name) and
+            call.func.value in _DROPS):
+        return False
+    # (a literal key, checked in range where it compiles, adds at the same place in either mode: printed without)
+    return v.evaluated_value == "drop" or call.func.value == "index_add" and unique_key(call.args[1].value)
 
 
 def _literal_where(node: Any) -> bool:
@@ -124,6 +141,17 @@ def _writes_once(node: Any, unique: frozenset[str]) -> bool:
     x = node.args[0].value
     return unique_key(node.args[1].value, unique) or \
         isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset())
+
+
+def _lands_once(node: cst.Call, unique: frozenset[str]) -> cst.BaseExpression:
+    """A :func:`_writes_once` ``winning_writes(x, key)``: True for a literal key (in range where it compiles) or a
+    list or dict ``x``; for a key of integer names (``i`` of ``for i in range(7)``, known only at run time) whether
+    the write lands, ``index_lands(x, key)`` (False where ``i`` is out of range: the write was dropped, its value
+    gets no cotangent, as JAX's; was folded to True)."""
+    x = node.args[0].value
+    if unique_key(node.args[1].value) or isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset()):
+        return cst.Name("True")
+    return node.with_changes(func=cst.Name("index_lands"))
 
 
 def _lands_always(node: Any) -> bool:
