@@ -461,3 +461,40 @@ def test_a_first_jacrev_parses_no_batched_module_again_unmarked(monkeypatch):
     assert marked  # (the batched VJP's module, as the passes wrote it)
     again = [s for s in texts if "#@" not in s and any(provenance.strip(m) == s for m in marked)]
     assert again == []  # (its unmarked forms, loaded and split into functions, read the marked texts' trees)
+
+
+_LAZY = {"bta", "tape_zeros", "first_reads", "order"}  # (reverse mode's tables made when a statement first asks)
+
+
+def test_a_straight_line_gradient_makes_no_binding_times_nor_tape_tables(monkeypatch):
+    from srcjax.transforms import reverse_ad
+
+    made = []
+    real = reverse_ad.VJP.sweeps
+
+    def sweeps(self, seed):
+        got = real(self, seed)
+        made.append(_LAZY & set(vars(self.tables)))
+        return got
+
+    monkeypatch.setattr(reverse_ad.VJP, "sweeps", sweeps)
+    f = _fresh_function("def f(x):\n    return np.sum(np.tanh(x) * x * 1.5625)\n")
+    np.testing.assert_allclose(srcjax.grad(f)(_X), (1 - np.tanh(_X) ** 2) * _X * 1.5625 + np.tanh(_X) * 1.5625)
+    assert made == [set()]  # (no `if`, no loop, no list appended or popped: none of them asked for)
+    # an `if` on data asks for the binding times: the same gradient as written out
+    g = _fresh_function("def f(x):\n    s = np.zeros_like(x)\n    for k in range(3):\n        if np.sum(x) > k:\n"
+                        "            s = s + np.sin(x * k)\n        else:\n            s = s * 2.0\n"
+                        "    return np.sum(s) * 1.5625\n")
+    expected = np.zeros_like(_X)
+    s = np.zeros_like(_X)
+    for k in range(3):
+        if np.sum(_X) > k:
+            expected, s = expected + np.cos(_X * k) * k, s + np.sin(_X * k)
+        else:
+            expected, s = expected * 2.0, s * 2.0
+    np.testing.assert_allclose(srcjax.grad(g)(_X), expected * 1.5625, rtol=1e-12)
+    assert "bta" in made[1], made
+    h = _fresh_function("def f(x):\n    out = []\n    for k in range(3):\n        out.append(np.sin(x * k))\n"
+                        "    t = out.pop()\n    return np.sum(t + out[0] * out[1]) * 1.5625\n")
+    np.testing.assert_allclose(srcjax.grad(h)(_X), 2 * np.cos(2 * _X) * 1.5625, rtol=1e-12)  # (out[0] is zeros)
+    assert {"tape_zeros", "first_reads"} <= made[2], made  # (a list appended and popped)

@@ -23,6 +23,6 @@ __all__ = ["reshaped"]
 def reshaped(w: VJP, loop: Any, reset: list[str], popped: list[str], pad: str) -> list[str]:
     """The lines that give each of ``reset`` (names whose cotangents the loop's body resets at its end) the zeros
     of its own value where the last iteration's had another shape; ``popped``: the names the body pops first."""
-    before = w.bound_before(loop)
+    before = w.tables.bound_before(loop)
     return [ln for v in reset if v in popped and v not in before for ln in (
         f"{pad}    if np.shape({w.bname(v)}) != np.shape({v}):", f"{pad}        {w.bname(v)} = zeros_like({v})")]

@@ -37,7 +37,6 @@ from .activity import (
     Activity,
     argument_reads,
     array_names,
-    first_reads,
     hoisted_body,
     is_append,
     unique_keys,
@@ -63,7 +62,8 @@ from .anf import (
 )
 from .integer_leaves import sometimes_integers
 from .reverse_body import reverse_body
-from .saved_constants import bound_values, constant, constant_names, restored, saved_iterable
+from .reverse_tables import BodyTables
+from .saved_constants import bound_values, constant, constant_names, overwritten, restored, saved_iterable
 from .templates import expr, instantiate, paren, summand
 
 
@@ -91,9 +91,7 @@ class VJP:
         # names bound on one path of a loop's `if` run outside it: UNSET first (transforms/branch_loops.py)
         self.branch_partials: set[str] = getattr(self._bounder[1], "partials", set())  # type: ignore[index]
         self.tape = self.names.fresh(TAPE_PREFIX)
-        from ..frontend.binding_times import BindingTimes
-
-        self.bta = BindingTimes(nf, nf.plain_fdef, body, dynamic=self.active_params)  # (differentiated: arrays)
+        unhoisted = body
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names, self.spans)
@@ -103,11 +101,10 @@ class VJP:
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
         self.no_bar: set[int] = set()  # calls whose result gets no cotangent: primal calls them plainly
         self.call_parts = zero_cotangents.CallParts(self)  # per helper call: its result's parts with a cotangent
-        self.tape_zeros = zero_cotangents.TapeZeros(self.body)  # per tape append: its elements' zero cotangents
-        self.order = {id(st): k for k, (st, _) in enumerate(_walk(self.body))}  # program order
+        # (binding times, tape tables, program order: made when a statement first asks, none in straight lines)
+        self.tables = BodyTables(nf, unhoisted, self.body, self.params, self.active_params)
         self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
-        self.first_reads = first_reads(self.body)
-        self.saved = self.overwritten()
+        self.saved = overwritten(self.body, self.params)
         self.arrays = array_names(self.body, self.act)
         self.unique_keys = unique_keys(self.body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
         self.loop_index: dict[int, str] = {}
@@ -134,18 +131,6 @@ class VJP:
 
     def bname(self, v: str) -> str:
         return self.bar.get(v) or self.bar.setdefault(v, self.names.fresh(f"{v}_bar"))  # (fresh: once per name)
-
-    def overwritten(self) -> set[str]:
-        counts: dict[str, int] = {p: 1 for p in self.params}
-        in_loop: set[str] = set()
-        for s, depth in _walk(self.body):
-            if isinstance(s, cst.Assign):
-                for t in s.targets:
-                    for n in target_names(t.target):
-                        counts[n] = counts.get(n, 0) + 1
-                        if depth > 0:
-                            in_loop.add(n)
-        return {n for n, c in counts.items() if c > 1} | in_loop
 
     # -- primal sweep -------------------------------------------------------------------------
     def primal(self, stmts: Sequence[Any], ind: int, lines: list[str], bound: set[str]) -> None:
@@ -246,7 +231,7 @@ class VJP:
         from ..frontend.binding_times import STATIC
 
         pad = "    " * ind
-        data = self.bta.of(s.test) != STATIC
+        data = self.tables.bta.of(s.test) != STATIC
         if data:
             self.branch_saves.append([])
         lines.append(f"{pad}if {code(s.test)}:")
@@ -286,19 +271,6 @@ class VJP:
             lines.append(f"{pad}else:")
             lines += second
         bound |= b1 & b2
-
-    def bound_before(self, s: cst.CSTNode) -> set[str]:
-        """The names some statement before ``s`` (in program order, on any path) binds, and the parameters."""
-        out = set(self.params)
-        k = self.order[id(s)]
-        for st, _ in _walk(self.body):
-            if self.order[id(st)] >= k:
-                break
-            if isinstance(st, cst.Assign):
-                out.update(n for t in st.targets for n in target_names(t.target))
-            elif isinstance(st, (cst.AugAssign, cst.AnnAssign, cst.For)):
-                out.update(target_names(st.target))
-        return out
 
     def assigned_in(self, stmts: Sequence[Any]) -> set[str]:
         return {n for st, _ in _walk(stmts) if isinstance(st, cst.Assign)
@@ -349,7 +321,7 @@ class VJP:
                             # a static if, v unbound on this path unless an earlier branch bound it: with
                             # no binding before this `if`, no adjoint reads the zeros; else v may be unbound
                             # here (its zeros read only on paths that bind it): UNSET until it is bound
-                            if v not in self.bound_before(s):
+                            if v not in self.tables.bound_before(s):
                                 continue
                             self.maybe_unbound.add(v)
                         bl.append(f"{pad}    {self.bname(v)} = zeros_like({v})")
@@ -373,7 +345,7 @@ class VJP:
                     values_key = self.loop_index.setdefault(id(s), self.names.fresh("key"))
                     srcs = [LoopSource(srcs[0].target, srcs[0].seq, values_key)]
                 touched |= {code(src.seq) for src in srcs if code(src.seq) in self.act.active}
-                touched |= {lst for lst in self.appended_in(s.body.body) if self.read_before(lst, s)}
+                touched |= {lst for lst in self.appended_in(s.body.body) if self.tables.read_before(lst, s)}
                 local = self.assigned_in(s.body.body) | {  # (an inner loop's items too: rebound there)
                     n for st, _ in _walk(s.body.body) if isinstance(st, cst.For) for n in target_names(st.target)}
                 items = set(target_names(s.target)) if srcs else set()  # type: ignore[union-attr]
@@ -441,12 +413,6 @@ class VJP:
         """Active lists the statements append to."""
         return {code(st.value.func.value) for st, _ in _walk(stmts) if is_append(st)} & self.act.active
 
-    def read_before(self, lst: str, st: cst.CSTNode) -> bool:
-        """Whether the list ``lst`` is read (not appended to) before the statement ``st``: then its
-        cotangent may start before (in the adjoint: after) appends that see none."""
-        first = self.first_reads.get(lst)
-        return first is not None and first < self.order[id(st)]
-
     def contributed(self, stmts: Sequence[Any]) -> set[str]:
         out: set[str] = set()
         for s, _ in _walk(stmts):
@@ -474,13 +440,13 @@ class VJP:
                 if (lst := code(call.func.value)) in self.act.active:
                     self.cotangent_list(lst, lines, pad, defined)
                     lines.append(f"{pad}{self.bname(lst)}.append(None)")
-                    self.tape_zeros.record(lst, s, None, set())
+                    self.tables.tape_zeros.record(lst, s, None, set())
                 return
             if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "append":
                 lst = code(call.func.value)
                 node = call.args[0].value
                 arg = code(node)
-                if lst not in defined and lst in self.act.active and self.read_before(lst, s):
+                if lst not in defined and lst in self.act.active and self.tables.read_before(lst, s):
                     # the list's last append, read before it (`b = items[0]`, then appends): its cotangent
                     # starts here, as long as the list is now; what this append added gets none
                     lines.append(f"{pad}{self.bname(lst)} = zeros_like({lst}[:-1])")
@@ -495,7 +461,8 @@ class VJP:
                         all(isinstance(e, (cst.Element, cst.DictElement)) for e in node.elements):
                     # `_tape.append((a, b,))` (derivative code), `items.append([v, w])`, `items.append((v, (w, u)))`:
                     # the popped cotangent's items into each element, nested displays too
-                    skip = self.tape_zeros.zero_items(lst, len(node.elements)) if not isinstance(node, cst.Dict) else ()
+                    skip = self.tables.tape_zeros.zero_items(lst, len(node.elements)) \
+                        if not isinstance(node, cst.Dict) else ()
                     node = node.with_changes(elements=[e.with_changes(value=cst.Name("None")) if k in skip else e
                                                        for k, e in enumerate(node.elements)])  # (zeros: none)
                     if not set(names_in(node)) & self.act.active:
@@ -507,7 +474,7 @@ class VJP:
                         lines.append(f"{pad}{row} = {lb}.pop()")
                         ints = sometimes_integers(self.body)  # (`items.append((i, y))`: i's cotangent None)
                         self.element_adjoint(node, row, lines, pad, defined, bool(set(names_in(node)) & ints))
-                elif arg in self.act.active and not self.tape_zeros.all_zero(lst):  # (a zero at every pop: none)
+                elif arg in self.act.active and not self.tables.tape_zeros.all_zero(lst):  # (a zero at every pop: none)
                     self.accumulate(arg, f"{lb}.pop()", lines, pad, defined)
                 elif set(names_in(node)) & self.act.active and arg not in self.act.active:  # (ANF names it: unmet)
                     raise DifferentiationError(f"cannot differentiate through `{lst}.append({arg})` yet",
@@ -532,7 +499,7 @@ class VJP:
                 self.cotangent_list(op.callee, lines, pad, defined)
                 zeros = tuple_target_code(target, lambda n: f"zeros_like({n})")
                 lines.append(f"{pad}{self.bname(op.callee)}.append({zeros})")
-                self.tape_zeros.record(op.callee, s, target, set())
+                self.tables.tape_zeros.record(op.callee, s, target, set())
             for n in reversed(restore):  # the last pushed comes off the tape first
                 lines.append(f"{pad}{n} = {old[n]}")
             defined -= set(names)
@@ -612,7 +579,7 @@ class VJP:
         elif op.kind == "tape_pop":
             self.cotangent_list(op.callee, lines, pad, defined)  # type: ignore[arg-type]
             lines.append(f"{pad}{self.bname(op.callee)}.append({gexpr})")  # type: ignore[arg-type]
-            self.tape_zeros.record(op.callee, s, target, had)  # type: ignore[arg-type]
+            self.tables.tape_zeros.record(op.callee, s, target, had)  # type: ignore[arg-type]
         elif op.kind == "call":
             self.call_adjoint(op, gexpr, lines, pad, defined)
         for n in reversed(restore):

@@ -148,6 +148,21 @@ def saved_iterable(it: cst.BaseExpression, values: Mapping[str, Sequence[cst.Bas
     return f"list({code(it)})" if _iterator(it, values or {}, 0) else code(it)
 
 
+def overwritten(body: Sequence[Any], params: Sequence[str]) -> set[str]:
+    """Names of ``body`` bound more than once (a parameter counts as bound on entry) or bound in a loop: the
+    values reverse mode saves before they are overwritten."""
+    counts: dict[str, int] = {p: 1 for p in params}
+    in_loop: set[str] = set()
+    for s, depth in _walk(body):
+        if isinstance(s, cst.Assign):
+            for t in s.targets:
+                for n in target_names(t.target):
+                    counts[n] = counts.get(n, 0) + 1
+                    if depth > 0:
+                        in_loop.add(n)
+    return {n for n, c in counts.items() if c > 1} | in_loop
+
+
 def bound_values(body: Sequence[Any]) -> dict[str, list[cst.BaseExpression]]:
     """The values each name is bound to (by ``name = value``) anywhere in ``body``."""
     out: dict[str, list[cst.BaseExpression]] = {}
