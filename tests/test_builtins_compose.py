@@ -248,12 +248,9 @@ def test_builtin_max_of_arrays_is_refused_as_jax_refuses_it(fn):
     twin = jax_twin(fn)
     with pytest.raises((TypeError, ValueError)):  # (a traced bool; an array of several bools)
         jax.jit(twin)(X, Y)
-    if fn is max_of_rows:
-        refused(fn, X, Y, words=("compares values known only at run time", "np.m"))
-        return
-    # X and Y are vectors: under jit and grad `max(x, 2.0)` (`max([x, y])`: `max(x, y)`) compares arrays (refused as
-    # jax refuses it); under vmap each example is one number, which Python's max compares: it runs as the loop over
-    # examples does (jax.vmap refuses it: a traced bool)
+    # X and Y are vectors: under jit and grad `max(x, 2.0)` (`max([x, y])`: `max(x, y)`; `max(rows)`: its rows two at
+    # a time) compares arrays (refused as jax refuses it); under vmap each example is one number (a row of two), which
+    # Python's max compares: it runs as the loop over examples does (jax.vmap refuses it: a traced bool)
     refused(fn, X, Y, words=("compares values known only at run time", "np.m"), makers=(srcjax.jit, srcjax.grad))
     got = np.asarray(srcjax.vmap(fn)(X, Y))
     np.testing.assert_allclose(got, [fn(a, b) for a, b in zip(X, Y)], rtol=1e-15)

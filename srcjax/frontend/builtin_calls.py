@@ -11,7 +11,9 @@ batching and the lowering follow them like any other (jax traces them the same w
   reverse mode);
 - ``zip(*xs)`` (rows of ``xs``, which may be a list of tuples or an array) -> ``[tuple([r[j] for r in xs]) for j
   in range(min([len(r) for r in xs], default=0))]`` (Python's: tuples, as long as the shortest row);
-- ``min(a, b, c)`` / ``min([a, b, c])`` (``max`` alike; the values written out) -> ``min(min(a, b), c)``.
+- ``min(a, b, c)`` / ``min([a, b, c])`` (``max`` alike; the values written out) -> ``min(min(a, b), c)``;
+  ``min(xs)`` of a list, tuple, comprehension or generator (not of sizes: ``min(x.shape)``) -> the loop
+  ``functools.reduce(min, xs)`` is.
 
 Each function returns None for a call it does not rewrite (the usual path then handles or refuses it).
 """
@@ -21,12 +23,13 @@ from __future__ import annotations
 import builtins
 import functools
 import operator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 import numpy as np
 
-from .names import walk
+from .names import code, walk
 
 if TYPE_CHECKING:
     from .normalize import Normalizer
@@ -130,6 +133,23 @@ def reduce_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
     params = _lambda_params(f, 2)
     if not (params is not None and not _scoped(f.body) or _callable(norm, f)):  # type: ignore[attr-defined]
         return None
+
+    def body(acc: str, item: str) -> cst.BaseExpression:
+        if params is None:
+            return _applied(norm, f, [cst.Name(acc), cst.Name(item)])
+        out = f.body.visit(_Rename(dict(zip(params, (acc, item)))))  # type: ignore[attr-defined]
+        assert isinstance(out, cst.BaseExpression)
+        return out
+
+    init = call.args[2].value if len(call.args) == 3 else None
+    return _fold(norm, call, seq, init, body, "reduce() of empty iterable with no initial value")
+
+
+def _fold(norm: Normalizer, call: cst.Call, seq: cst.BaseExpression, init: cst.BaseExpression | None,
+          body: Callable[[str, str], cst.BaseExpression], message: str, kept: str = "reduced") -> cst.Name:
+    """``reduced = init`` (``reduced = items[0]`` after an ``assert`` that ``seq`` has items, ``message``) and ``for
+    item in items: reduced = <body(reduced, item)>`` (over ``items[1:]``) emitted before the statement of ``call``;
+    the name of the reduced value returned."""
     positions = norm.src.positions
     where = positions.get(call)
 
@@ -143,25 +163,19 @@ def reduce_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
         made = cst.Name(norm.fresh("items"))
         norm.assign(made, items, call)
         items = made
-    acc = norm.fresh("reduced")
+    acc = norm.fresh(kept)
     item = norm.fresh("item")
-    if len(call.args) == 3:
-        norm.assign(cst.Name(acc), norm.flat(call.args[2].value)[0], call)
+    if init is not None:
+        norm.assign(cst.Name(acc), norm.flat(init)[0], call)
         over: cst.BaseExpression = items
     else:
-        message = "reduce() of empty iterable with no initial value"
         test = norm.atom(placed(cst.parse_expression(f"len({items.value}) > 0")))  # type: ignore[arg-type]
         norm.emit(cst.Assert(test=test, msg=cst.SimpleString(repr(message))), call)
         norm.assign(cst.Name(acc), norm.flat(placed(cst.parse_expression(f"{items.value}[0]")))[0], call)  # type: ignore[arg-type]
         over = cst.Name(norm.fresh("rest"))  # (a name: vmap batches the loop over a batched array's rows)
         norm.assign(over, norm.flat(placed(cst.parse_expression(f"{items.value}[1:]")))[0], call)
-    if params is not None:
-        assert isinstance(f, cst.Lambda)
-        body = f.body.visit(_Rename(dict(zip(params, (acc, item)))))
-        assert isinstance(body, cst.BaseExpression)
-    else:
-        body = _applied(norm, f, [cst.Name(acc), cst.Name(item)])
-    step = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(acc))], value=placed(body))])
+    step = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(acc))],
+                                                    value=placed(body(acc, item)))])
     loop = cst.For(target=cst.Name(item), iter=placed(over), body=cst.IndentedBlock(body=[placed(step)]))
     norm.statement(placed(loop))
     return cst.Name(acc)
@@ -223,13 +237,26 @@ def ndindex_list(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
 def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
     """``min(a, b, c)`` and ``min([a, b, c])`` (a list or tuple written out; ``max`` alike) -> ``min(min(a, b),
     c)``: Python's own order (the value kept is replaced by each next one that compares less), so each call compares
-    two values, which derivatives follow (transforms/anf.py: the first of equal values) and the lowering selects."""
+    two values, which derivatives follow (transforms/anf.py: the first of equal values) and the lowering selects.
+    ``min(xs)`` of one iterable not written out (a list or tuple variable, a comprehension, a generator) -> the loop
+    ``reduced = xs[0]; for item in xs[1:]: reduced = min(reduced, item)`` (:func:`_fold`), as long as ``xs`` is
+    (static); an iterable of sizes (``min(x.shape)``, ``max(len(r) for r in rows)``) is left as it is."""
     if not _plain(list(call.args)) or norm.static_value(call.func)[1] not in (builtins.min, builtins.max):
         return None
     values = [a.value for a in call.args]
     if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)) and \
             all(type(e) is cst.Element for e in values[0].elements):
         values = [e.value for e in values[0].elements]
+    elif len(values) == 1 and not _sizes(norm, values[0]) and not _dict_bound(norm, values[0]):
+        seq = values[0]
+        if isinstance(seq, cst.GeneratorExp):  # (read twice: a list)
+            seq = cst.ListComp(elt=seq.elt, for_in=seq.for_in)
+        elif _iterator(seq):  # (`d.values()`, `zip(a, b)`: its items, as min iterates them)
+            seq = cst.parse_expression(f"[{(it := norm.fresh('item'))} for {it} in {code(seq)}]")
+        name = norm.static_value(call.func)[1].__name__
+        return _fold(norm, call, seq, None, lambda acc, item: cst.Call(
+            func=call.func, args=[cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))]),
+            f"{name}() iterable argument is empty", "smallest" if name == "min" else "largest")
     elif len(values) < 3:
         return None
     if len(values) < 2:
@@ -238,6 +265,53 @@ def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | No
     for v in values[1:]:
         kept = cst.Call(func=call.func, args=[cst.Arg(kept), cst.Arg(v)])
     return kept
+
+
+_SIZE_ATTRIBUTES = frozenset({"shape", "ndim", "size"})
+
+
+def _sizes(norm: Normalizer, seq: cst.BaseExpression) -> bool:
+    """Whether ``seq`` is known here to hold sizes or other Python values known at transpile time (``x.shape``,
+    ``range(n)``, ``[len(r) for r in rows]``, ``(w.shape[0] for w in ws)``, a module constant): its ``min``/``max``
+    is Python's, left as it is."""
+    if isinstance(seq, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+        seq = seq.elt
+    elif type(seq) is cst.Call and type(seq.func) is cst.Name and seq.func.value == "range":  # type: ignore[attr-defined]
+        return True
+    while type(seq) is cst.Subscript:  # (w.shape[0])
+        seq = seq.value  # type: ignore[attr-defined]
+    if type(seq) is cst.Attribute and seq.attr.value in _SIZE_ATTRIBUTES:  # type: ignore[attr-defined]
+        return True
+    return type(seq) is cst.Call and type(seq.func) is cst.Name and seq.func.value == "len" or \
+        norm.static_value(seq)[0]  # type: ignore[attr-defined]
+
+
+_ITERATORS = frozenset({"zip", "reversed", "map", "filter", "enumerate", "iter", "set", "frozenset"})
+
+
+def _iterator(seq: cst.BaseExpression) -> bool:
+    """Whether ``seq`` is a view or an iterator (``d.values()``, ``zip(a, b)``, ``reversed(xs)``), which ``seq[0]``
+    does not read: its items are listed first."""
+    if type(seq) is not cst.Call:
+        return False
+    f = seq.func  # type: ignore[attr-defined]
+    return type(f) is cst.Attribute and f.attr.value in ("values", "keys", "items") or \
+        type(f) is cst.Name and f.value in _ITERATORS
+
+
+_UNORDERED = frozenset({cst.Dict, cst.DictComp, cst.Set, cst.SetComp})
+
+
+def _dict_bound(norm: Normalizer, seq: cst.BaseExpression) -> bool:
+    """Whether ``seq`` is a name this function binds to a dict or a set (``d = {...}``, a comprehension, ``dict(...)``,
+    ``set(...)``), which ``xs[0]`` does not read: ``max(d)`` compares its keys, known at transpile time (Python's, left
+    as it is)."""
+    if type(seq) is not cst.Name:
+        return False
+    return any(type(n) is cst.Assign and any(type(t.target) is cst.Name and t.target.value == seq.value  # type: ignore[attr-defined]
+                                              for t in n.targets) and  # type: ignore[attr-defined]
+               (type(n.value) in _UNORDERED or code(n.value).startswith(("dict(", "set(")))  # type: ignore[attr-defined]
+               for n in walk(norm.src.fdef))
 
 
 def rewrite(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:

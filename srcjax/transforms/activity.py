@@ -136,7 +136,9 @@ class Activity:
         for st in body:
             nested = find_nested_def(st)
             if nested is not None and _read_outside(body, nested):  # (unread: lifted, `srcjax.vmap(f)(x)` of a
-                raise DifferentiationError(  # def reading locals is a call of a module-level copy now)
+                # def reading locals is a call of a module-level copy now; called in a comprehension: read again with
+                # it written as a loop, whose calls are)
+                raise (ComprehensionError if _read_outside(_comprehensions(body), nested) else DifferentiationError)(
                     f"cannot differentiate through the nested function `{nested.name.value}` (e.g. a body "
                     "passed to srcjax.lax.cond/fori_loop/while_loop/scan) yet", span=self.nf.spans.get(id(nested)),
                     hint="define a helper at module level (calls of module functions are differentiated), and "
@@ -798,6 +800,19 @@ def _read_outside(body: Sequence[Any], fdef: cst.FunctionDef) -> bool:
             return True
         stack.extend(syntax_children(n))
     return False
+
+
+def _comprehensions(body: Sequence[Any]) -> list[cst.CSTNode]:
+    """The comprehensions and generator expressions of ``body``'s statements."""
+    stack: list[cst.CSTNode] = list(body)
+    out: list[cst.CSTNode] = []
+    while stack:
+        n = stack.pop()
+        if type(n) in _COMPREHENSIONS:
+            out.append(n)
+        else:
+            stack.extend(syntax_children(n))
+    return out
 
 
 def find_nested_def(node: cst.CSTNode) -> cst.FunctionDef | None:

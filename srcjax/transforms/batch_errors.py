@@ -172,12 +172,25 @@ def refuse_shared_lists(w: FunctionWriter) -> None:
                     f"a list that `{found.name}` holds (batched source follows a list by the name it is changed "
                     "through)", hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and "
                     f"put them together after their last change (`{found.name} = [a, b]`)"), change)
+            if not _written_there(found.alias, span):  # (a name srcjax made: reverse mode's saved value, a tape)
+                xs = found.name if _written_there(found.name, w.nf.spans.get(id(change))) else "xs"
+                raise located(w, BatchingError(
+                    f"vmap: cannot batch `{user_code(found.change, w.nf.spans.get(id(change)))}`: it changes in place "
+                    "a list that the derivative also keeps as it was (batched source follows a list by the name it "
+                    "is changed through)",
+                    hint=f"make a new list instead of changing it in place (`{xs} = {xs} + [v]`, `{xs} = {xs}[1:]`)"),
+                    change)
             raise located(w, BatchingError(
                 f"vmap: cannot batch `{user_code(found.made, span)}`: `{found.alias}` holds the list `{found.name}`, "
                 f"which `{user_code(found.change, w.nf.spans.get(id(change)))}` changes in place after (batched "
                 "source follows a list by the name it is changed through)",
                 hint=f"read and change the list by one name (`{found.name}`), or make `{found.alias}` after the "
                      "list's last change"), line)
+
+
+def _written_there(name: str, span: Span | None) -> bool:
+    """Whether ``name`` is written in the user's source at ``span`` (not a name srcjax made for its own source)."""
+    return span is not None and re.search(rf"\b{re.escape(name)}\b", span.text()) is not None
 
 
 def outer_container(w: FunctionWriter, name: str) -> bool:

@@ -297,8 +297,18 @@ class UniqueKeys(frozenset[str]):
 def _held(binds: dict[str, list[Any]]) -> set[str]:
     """Names every binding of which is a list, tuple or dict literal (``items = {}``), or a write into the name's
     own container (``items = srcjax.lax.index_update(items, k, v)``): always a container."""
-    return {n for n, bs in binds.items() if bs and any(type(b) in _LITERALS for b in bs) and
+    held = {n for n, bs in binds.items() if bs and any(type(b) in _LITERALS for b in bs) and
             all(type(b) in _LITERALS or _own_update(b, n) for b in bs)}
+    while True:  # (and names bound to those: `state = items` of a dict comprehension read as its loop)
+        more = {n for n, bs in binds.items() if n not in held and bs and any(_held_name(b, held) for b in bs) and
+                all(type(b) in _LITERALS or _own_update(b, n) or _held_name(b, held) for b in bs)}
+        if not more:
+            return held
+        held |= more
+
+
+def _held_name(b: Any, held: set[str]) -> bool:
+    return b.__class__ is cst.Name and b.value in held
 
 
 def _own_update(b: Any, name: str) -> bool:

@@ -63,7 +63,7 @@ from .anf import (
 from .integer_leaves import sometimes_integers
 from .reverse_body import reverse_body
 from .reverse_tables import BodyTables
-from .saved_constants import bound_values, constant, constant_names, overwritten, restored, saved_iterable
+from .saved_constants import bound_values, constant, constant_names, overwritten, restored, saved_iterable, snapshot
 from .templates import expr, instantiate, paren, summand
 
 
@@ -151,7 +151,7 @@ class VJP:
                             if n in self.restore and (n in bound or carried):
                                 if self.branch_saves:
                                     sv = self.names.fresh(f"{n}_before")
-                                    lines.append(f"{pad}{sv} = {n}")
+                                    lines.append(f"{pad}{sv} = {snapshot(self, n)}")
                                     self.pushed[(id(small), n)] = sv
                                     self.branch_saves[-1].append((sv, n))
                                     bound.add(sv)  # (bound on this path: a save in a loop is not, outside it)
@@ -248,7 +248,7 @@ class VJP:
             saves2 = saves[len(saves1):]
             for mine, other in ((first, saves2 + [p for p in saves1 if p[0] not in b1]),  # saved names it may not bind
                                 (second, saves1 + [p for p in saves2 if p[0] not in b2])):  # (the other's, its own
-                mine[:0] = [f"{pad}    {sv} = {n if n in bound else 'UNSET'}" for sv, n in other]  # in a loop) first
+                mine[:0] = [f"{pad}    {sv} = {snapshot(self, n, bound)}" for sv, n in other]  # in a loop) first
             if self.branch_saves:
                 self.branch_saves[-1] += saves
             bound.update(sv for sv, _ in saves)  # both branches bind every saved name

@@ -188,3 +188,20 @@ def _iterator(it: cst.BaseExpression, values: Mapping[str, Sequence[cst.BaseExpr
 def constant(restore: str, is_constant: bool) -> str:
     """How an adjoint gets a saved value back (``_tape.pop()``, a name): through ``index_key`` for a constant."""
     return f"index_key({restore})" if is_constant and restore.endswith(".pop()") else restore
+
+
+def snapshot(vjp: Any, name: str, bound: set[str] | None = None) -> str:
+    """What reverse mode (``vjp``, a :class:`~.reverse_ad.VJP`) saves of ``name`` in a branch on data, for the
+    adjoint to restore: a list's copy (``history[:]``: the list as it was, whatever later appends change in place;
+    the same list under a second name was refused by vmap, which follows a list by the name it is changed through),
+    else the value itself; ``UNSET`` where ``bound`` (the names bound on this path) lacks it."""
+    if bound is not None and name not in bound:
+        return "UNSET"
+    listed = name in vjp.act.sequences or any(  # (a list parameter appended to)
+        type(s) is cst.Expr and type(call := s.value) is cst.Call and type(call.func) is cst.Attribute and  # type: ignore[attr-defined]
+        call.func.attr.value in _LIST_CHANGES and code(call.func.value) == name for s, _ in _walk(vjp.body))
+    return f"{name}[:]" if listed and name not in vjp.arrays else name
+
+
+_LIST_CHANGES = frozenset({"append", "extend", "insert", "remove", "reverse", "sort"})
+"""Methods only a list has of those that change a container in place (a dict's ``pop`` and ``update`` not)."""
