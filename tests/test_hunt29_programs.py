@@ -134,7 +134,7 @@ CASES: tuple[Case, ...] = (
 )
 
 DEFAULT_CASES = ("best_of_candidate_steps", "median_of_three", "window_trimmed_by_step", "largest_piece_norm",
-                 "sis_peak")
+                 "sis_peak", "adam_bias_corrected")
 
 CORPUS = VmapCorpus(hp, CASES, "hunt29_check_", known_refusals=JAX_REFUSES + KNOWN_REFUSALS,
                     known_internal=KNOWN_INTERNAL, known_wrong=KNOWN_WRONG)
