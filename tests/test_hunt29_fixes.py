@@ -210,3 +210,26 @@ def test_tuples_written_by_key_into_a_dict_made_by_a_comprehension():
     close(srcjax.grad(adam_state_by_key)(X, X), jax.grad(twin)(X, X))
     close(srcjax.vmap(srcjax.grad(adam_state_by_key), in_axes=(0, None))(XS, X),
           jax.vmap(jax.grad(twin), in_axes=(0, None))(XS, X))
+
+
+def adam_state_of_a_dict_copy(params, x):
+    p = dict(params)
+    state = {k: (np.zeros_like(v), np.zeros_like(v)) for k, v in params.items()}
+    for _ in range(2):
+        grads = {"a": p["a"] * x, "b": p["b"] * p["a"]}
+        for k in p:
+            m, v = state[k]
+            m = 0.9 * m + grads[k]
+            v = 0.9 * v + grads[k] ** 2
+            state[k] = (m, v)
+            p[k] = p[k] - m / np.sqrt(v + 1.0)
+    return np.sum(p["a"] ** 2 + p["b"])
+
+
+def test_tuples_written_by_a_key_of_a_dict_copy():
+    """Refused before ("unsupported operand type(s) for +: 'float' and 'tuple'"): with ``p = dict(params)`` (read
+    as a comprehension too) ``k`` indexes no literal dict, so it was not known a dict's key and ``state[k]``'s
+    cotangent was cleared to the number 0.0, not the zeros of its tuple."""
+    params = {"a": X, "b": 2.0 * X}
+    twin = jax_twin(adam_state_of_a_dict_copy)
+    close(srcjax.grad(adam_state_of_a_dict_copy)(params, X), jax.grad(twin)(params, X))

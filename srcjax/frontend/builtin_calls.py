@@ -239,8 +239,8 @@ def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | No
     c)``: Python's own order (the value kept is replaced by each next one that compares less), so each call compares
     two values, which derivatives follow (transforms/anf.py: the first of equal values) and the lowering selects.
     ``min(xs)`` of one iterable not written out (a list or tuple variable, a comprehension, a generator) -> the loop
-    ``reduced = xs[0]; for item in xs[1:]: reduced = min(reduced, item)`` (:func:`_fold`), as long as ``xs`` is
-    (static); an iterable of sizes (``min(x.shape)``, ``max(len(r) for r in rows)``) is left as it is."""
+    ``smallest = xs[0]; for item in xs[1:]: smallest = min(smallest, item)`` (:func:`_fold`; its length static, as
+    jax's trace unrolls it); an iterable of sizes (``min(x.shape)``, ``max(len(r) for r in rows)``) is left as it is."""
     if not _plain(list(call.args)) or norm.static_value(call.func)[1] not in (builtins.min, builtins.max):
         return None
     values = [a.value for a in call.args]
@@ -292,6 +292,8 @@ _ITERATORS = frozenset({"zip", "reversed", "map", "filter", "enumerate", "iter",
 def _iterator(seq: cst.BaseExpression) -> bool:
     """Whether ``seq`` is a view or an iterator (``d.values()``, ``zip(a, b)``, ``reversed(xs)``), which ``seq[0]``
     does not read: its items are listed first."""
+    if type(seq) is cst.SetComp or type(seq) is cst.Set:
+        return True
     if type(seq) is not cst.Call:
         return False
     f = seq.func  # type: ignore[attr-defined]

@@ -320,7 +320,7 @@ def _own_update(b: Any, name: str) -> bool:
 def _container_keys(body: Sequence[Any], binds: dict[str, list[Any]]) -> tuple[set[str], set[str]]:
     """Names that index a dict or list literal's name in an assignment (``out[k] = v``): a key or a position; and
     those of them that index another value in an assignment too (an array's index, which may repeat)."""
-    containers = {n for n, bs in binds.items() if any(type(b) in _LITERALS for b in bs)}
+    containers = {n for n, bs in binds.items() if any(type(b) in _LITERALS for b in bs)} | _held(binds)
     keys: set[str] = set()
     arrays: set[str] = set()
     for st, _ in walk(body):
