@@ -251,7 +251,8 @@ def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | No
         seq = values[0]
         if isinstance(seq, cst.GeneratorExp):  # (read twice: a list)
             seq = cst.ListComp(elt=seq.elt, for_in=seq.for_in)
-        elif _iterator(seq):  # (`d.values()`, `zip(a, b)`: its items, as min iterates them)
+        elif _iterator(seq) or type(seq) is cst.Name and not _sequence_bound(norm, seq):  # (`d.values()`, `zip(a,
+            # b)`, a parameter, which may be a dict (`max(d)`: its keys): its items, as min iterates them)
             seq = cst.parse_expression(f"[{(it := norm.fresh('item'))} for {it} in {code(seq)}]")
         name = norm.static_value(call.func)[1].__name__
         return _fold(norm, call, seq, None, lambda acc, item: cst.Call(
@@ -299,6 +300,18 @@ def _iterator(seq: cst.BaseExpression) -> bool:
     f = seq.func  # type: ignore[attr-defined]
     return type(f) is cst.Attribute and f.attr.value in ("values", "keys", "items") or \
         type(f) is cst.Name and f.value in _ITERATORS
+
+
+_ORDERED = frozenset({cst.List, cst.Tuple, cst.ListComp})
+
+
+def _sequence_bound(norm: Normalizer, seq: cst.Name) -> bool:
+    """Whether this function binds ``seq`` only to list or tuple displays or list comprehensions (``xs[0]`` reads
+    its first item; a parameter may be a dict, whose items ``min`` iterates are its keys)."""
+    values = [n.value for n in walk(norm.src.fdef) if type(n) is cst.Assign and  # type: ignore[attr-defined]
+              any(type(t.target) is cst.Name and t.target.value == seq.value for t in n.targets)]  # type: ignore[attr-defined]
+    return bool(values) and all(type(v) in _ORDERED for v in values) and \
+        seq.value not in {p.name.value for p in norm.src.fdef.params.params}  # type: ignore[attr-defined]
 
 
 _UNORDERED = frozenset({cst.Dict, cst.DictComp, cst.Set, cst.SetComp})
