@@ -95,12 +95,13 @@ def _default_keyword(call: cst.Call, a: cst.Arg) -> bool:
     v = a.value
     if a.keyword is not None and a.keyword.value == "dtype":
         return isinstance(v, cst.Name) and v.value == "None"
-    at = _MODE_AT.get(call.func.value) if isinstance(call.func, cst.Name) else None
+    name = call.func.value if isinstance(call.func, cst.Name) else ""
+    at = _MODE_AT.get(name)
     if at is None or not isinstance(v, cst.SimpleString) or \
             not (a.keyword is not None and a.keyword.value == "mode" or len(call.args) > at and call.args[at] is a):
         return False
     # (a literal key, checked in range where it compiles, adds at the same place in either mode: printed without)
-    return v.evaluated_value == "drop" or call.func.value == "index_add" and unique_key(call.args[1].value)
+    return v.evaluated_value == "drop" or name == "index_add" and unique_key(call.args[1].value)
 
 
 def _literal_where(node: Any) -> bool:
