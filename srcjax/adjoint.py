@@ -307,7 +307,7 @@ def tree_cleared(g: Any, x: Any, key: Any) -> Any:
     return tree_set(g, key, zeros_like(tree_get(x, key)))
 
 
-def tree_index_add(z: Any, key: Any, g: Any) -> Any:
+def tree_index_add(z: Any, key: Any, g: Any, mode: str = "drop") -> Any:  # (mode: an array's, as index_add)
     """``index_add`` into a container: ``z`` with ``g`` added to ``z[key]`` (a copy; for the
     cotangent of ``z[key]``, ``z[1:]`` or the NamedTuple field ``z.w``)."""
     old = tree_get(z, key)  # (a leaf without derivative stays None: add_leaf)

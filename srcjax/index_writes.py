@@ -5,7 +5,8 @@ range (:func:`dropping`).
 scatter's ``FILL_OR_DROP``). A write (``x[i] = v``, ``x[i] += v``, ``x.at[i].op(v)``) at an index known only at
 run time that lies outside ``[-d, d)`` of its axis (a number or an entry of an index array) changes nothing; an
 index in range, negative ones too, writes as NumPy does. A read at such an index clamps to the nearest element
-(XLA's gather), and a slice's start known only at run time clamps so the slice fits (``dynamic_update_slice``).
+(XLA's gather), and a slice's start known only at run time clamps so the slice fits (``dynamic_update_slice``);
+a read's transpose adds at the clamped place (``index_add(..., "clip")``: :func:`clamped`).
 One rule for every path: the NumPy reference here (an out-of-range index moved to a scratch element one past the
 end of its axis: :func:`dropping`), the lowering (``primitives/ad_prims.py``: a ``select`` on whether each run-time
 integer lands, a scatter for index arrays) and vmap's writes (``batched.py``: indices per example left as they are).

@@ -221,7 +221,7 @@ def _index_update_written(ctx: LowerCtx, x: HloValue, key: Any, value: HloValue)
 defprim("index_add", adjoint.index_add, _index_add_stub, abstract_eval=_index_add_abstract,
         lower=_index_add_lower, arrays=("z", "g"), path="index_add", static_eval=False, mixed=("key",),
         tree=adjoint.tree_index_add,  # a container z: its cotangent (``p["w"]``, ``params[-1]``)
-        jvp_joint="index_add(z_dot, key, g_dot, mode=mode)")  # linear in (z, g) together (a container z: no `+`)
+        jvp_joint="index_add(z_dot, key, g_dot, mode)")  # linear in (z, g) together (a container z: no `+`)
 defprim("index_update", lax.index_update, _index_update_stub, abstract_eval=_index_update_abstract,
         lower=_index_update_lower, arrays=("x", "value"), path="srcjax.lax.index_update", static_eval=False,
         mixed=("key",), tree=pytree.tree_set,  # a dict or list x (`out["w"] = v`): the item replaced
@@ -417,7 +417,7 @@ defprim("expand_reduced", adjoint.expand_reduced, _expand_reduced_stub, abstract
 
 
 # -- derivatives: linear --------------------------------------------------------------------------------
-deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot, mode=mode)"},
+deflinear("index_add", {"z": "broadcast_like(z_dot, out)", "g": "index_add(zeros_like(z), key, g_dot, mode)"},
           {"z": "unbroadcast(out_bar, z)", "g": "unbroadcast(np.where(index_lands(z, key), out_bar[key], 0.0), g)"})
 
 

@@ -439,7 +439,7 @@ def keyed(name: str, x: str, key: str, value: str | None, mode: bool = False) ->
         v = "" if value is None else f"{c.args[value]}, "
         vb = "" if value is None else f", {c.batched(value)}"
         m = c.args.get("mode") if mode else None
-        m = "" if m is None or str(m).strip("'\"") == "drop" else f", mode={m}"
+        m = "" if m is None or str(m).strip("'\"") == "drop" else f", {m}"
         return f"{name}({c.args[x]}, {k}, {v}{c.size}, {c.batched(x)}{vb}, {flags}{m})"
 
     return rule

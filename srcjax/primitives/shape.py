@@ -319,7 +319,7 @@ deflinear("copy", {"a": "a_dot"}, {"a": "out_bar"})
 deflinear("with_sharding_constraint", {"x": "with_sharding_constraint(x_dot, shardings)"},
           {"x": "with_sharding_constraint(out_bar, shardings)"})
 # (the read clamps an index out of range, so its transpose adds at the clamped place: index_add's "clip" mode)
-deflinear("getitem", {"x": "x_dot[key]"}, {"x": 'index_add(zeros_like(x), key, out_bar, mode="clip")'})
+deflinear("getitem", {"x": "x_dot[key]"}, {"x": 'index_add(zeros_like(x), key, out_bar, "clip")'})
 deflinear("astype", {"x": "x_dot.astype(dtype)"}, {"x": "out_bar.astype(np.result_type(x))"})
 
 

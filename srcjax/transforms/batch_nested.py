@@ -216,7 +216,7 @@ def _merged(w: FunctionWriter, spec: _Spec, args: dict[str, str], states: dict[s
     else:
         mode = args.get("mode", "'drop'")  # (batch_index_add's: a read's transpose clamps, "clip")
         call = f"{spec.call}({new_ops[0]}, {key_text}, {new_ops[1]}, {size_m}, {new_flags[0]}, {new_flags[1]}, " \
-               f"{key_flags}{'' if mode.strip(chr(39) + chr(34)) == 'drop' else ', mode=' + mode})"
+               f"{key_flags}{'' if mode.strip(chr(39) + chr(34)) == 'drop' else ', ' + mode})"
     out = w.names.fresh(spec.call)
     w.emit(f"{out} = {call}", ind)
     return f"batch_split({out}, {outer})"

@@ -43,7 +43,7 @@ RULES: dict[Any, dict[str, str]] = {
     batched.batch_broadcast_parts: {"x": "batch_broadcast_parts_bar(out_bar, x, flags, n)"},
     batched.batch_broadcast_parts_bar: {"c": "batch_broadcast_parts(out_bar, flags, n)"},
     batched.batch_index_add: {"z": "batch_summed_items(out_bar, z, bz)",
-                              "g": "batch_index_add_bar(out_bar, key, g, bg, flags, mode=mode)"},
+                              "g": "batch_index_add_bar(out_bar, key, g, bg, flags, mode)"},
     # gathers and writes at a key (per example): their transposes (srcjax/batched.py), which an outer vmap batches
     # with the rules of transforms/batch_nested.py (their bodies' key logic it cannot)
     batched.batch_index: {"x": "batch_index_bar(out_bar, key, x, bx, flags)"},
@@ -74,7 +74,7 @@ RULES: dict[Any, dict[str, str]] = {
 # VJPs and JVPs (each `_bar` the transpose of the helper beside it: srcjax/jacobian_adjoint.py)
 RULES.update({
     batched.batch_getitem: {"x": 'batch_index_add(zeros_like(x), key, out_bar, batch_size_of(x), True, True, None, '
-                                 'mode="clip")'},  # (a read's transpose: an index out of range clamped, as the read)
+                                 '"clip")'},  # (a read's transpose: an index out of range clamped, as the read)
     jacobian_adjoint.jacobian_rows: {"bars": "reshape_like(out_bar, bars)"},
     jacobian_adjoint.reshape_like: {"c": "reshape_like(out_bar, c)"},
     jacobian_adjoint.jacrev_blocks: {"bars": "jacrev_blocks_bar(out_bar, bars, out)"},

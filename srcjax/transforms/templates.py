@@ -37,6 +37,8 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
     t = type(node)
     if t is cst.Name or t is cst.Integer or t is cst.Float or t is cst.SimpleString:
         return node
+    if t is cst.Call and _literal_where_of_write(node, unique):
+        node = _lands_of_write(node)  # type: ignore[arg-type]
     changes: dict[str, Any] = {}
     for f in syntax_fields(t):
         v = getattr(node, f)
@@ -83,22 +85,23 @@ def _fold(node: cst.CSTNode, unique: frozenset[str] = frozenset()) -> cst.CSTNod
     return node
 
 
-_DROPS = frozenset({"index_add", "batch_index_add", "batch_index_add_bar"})  # (their default mode: "drop")
+# the calls taking an index mode (default "drop"), by the position of their `mode` parameter
+_MODE_AT = {"index_add": 3, "batch_index_add": 7, "batch_index_add_bar": 5}
 
 
 def _default_keyword(call: cst.Call, a: cst.Arg) -> bool:
-    """A keyword argument a template passes that is its callee's default: ``dtype=None`` (NumPy's everywhere),
-    ``mode="drop"`` of ``index_add`` (its ``"clip"``, a read's transpose, is printed unless the key is literal)."""
-    if a.keyword is None:
-        return False
+    """An argument a template passes that is its callee's default: ``dtype=None`` (NumPy's everywhere), the mode
+    ``"drop"`` of ``index_add`` (its ``"clip"``, a read's transpose, is printed unless the key is literal)."""
     v = a.value
-    if a.keyword.value == "dtype":
+    if a.keyword is not None and a.keyword.value == "dtype":
         return isinstance(v, cst.Name) and v.value == "None"
-    if not (a.keyword.value == "mode" and isinstance(v, cst.SimpleString) and isinstance(call.func, cst.Name) and
-            call.func.value in _DROPS):
+    name = call.func.value if isinstance(call.func, cst.Name) else ""
+    at = _MODE_AT.get(name)
+    if at is None or not isinstance(v, cst.SimpleString) or \
+            not (a.keyword is not None and a.keyword.value == "mode" or len(call.args) > at and call.args[at] is a):
         return False
     # (a literal key, checked in range where it compiles, adds at the same place in either mode: printed without)
-    return v.evaluated_value == "drop" or call.func.value == "index_add" and unique_key(call.args[1].value)
+    return v.evaluated_value == "drop" or name == "index_add" and unique_key(call.args[1].value)
 
 
 def _literal_where(node: Any) -> bool:
@@ -141,6 +144,27 @@ def _writes_once(node: Any, unique: frozenset[str]) -> bool:
     x = node.args[0].value
     return unique_key(node.args[1].value, unique) or \
         isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset())
+
+
+def _literal_where_of_write(node: Any, unique: frozenset[str]) -> bool:
+    """``np.where(winning_writes(x, i), tree_get(g, i), 0.0)`` (index_update's cotangent of its value) with a key
+    of integer names (:func:`_lands_once`): its mask is :func:`_lands_of_write`'s."""
+    f = node.func
+    if not (isinstance(f, cst.Attribute) and code(f) == "np.where" and len(node.args) == 3):
+        return False
+    mask, read = node.args[0].value, node.args[1].value
+    return isinstance(mask, cst.Call) and _writes_once(mask, unique) and \
+        not isinstance(_lands_once(mask, unique), cst.Name) and isinstance(read, cst.Call) and \
+        isinstance(read.func, cst.Name) and read.func.value == "tree_get" and isinstance(read.args[0].value, cst.Name)
+
+
+def _lands_of_write(node: cst.Call) -> cst.Call:
+    """:func:`_literal_where_of_write`'s call with its mask ``index_lands(g, i)``: the cotangent ``g`` has the
+    written array's shape, all the mask reads (``x`` itself would be kept for it: on a loop's tape, every step)."""
+    mask, read = node.args[0].value, node.args[1].value
+    lands = cst.Call(func=cst.Name("index_lands"), args=[cst.Arg(read.args[0].value),  # type: ignore[attr-defined]
+                                                        mask.args[1].with_changes(comma=cst.MaybeSentinel.DEFAULT)])  # type: ignore[attr-defined]
+    return node.with_changes(args=[node.args[0].with_changes(value=lands), *node.args[1:]])
 
 
 def _lands_once(node: cst.Call, unique: frozenset[str]) -> cst.BaseExpression:
