@@ -151,6 +151,20 @@ def test_min_max_of_sizes_and_keys_stay_python():
     assert "max(d)" in text, text
 
 
+def largest_key_of_a_dict_parameter(d, x):
+    k = max(d)
+    return np.sum(d[k] * x)
+
+
+def test_max_of_a_dict_parameter_compares_its_keys():
+    """A parameter may be a dict: ``max(d)`` iterates its keys (the fold listed ``d[0]`` first: "KeyError: 0" under
+    jit). Its items are listed first, as ``min`` iterates them."""
+    d = {"a": np.array([1.0, 2.0, 3.0]), "b": np.array([2.0, 0.5, -1.0])}
+    close(srcjax.jit(largest_key_of_a_dict_parameter)(d, X), largest_key_of_a_dict_parameter(d, X))
+    close(srcjax.grad(largest_key_of_a_dict_parameter, argnums=1)(d, X),
+          jax.grad(jax_twin(largest_key_of_a_dict_parameter), argnums=1)(d, X))
+
+
 def empty_min(x):
     vals = [x[k] for k in range(0)]
     return min(vals)
