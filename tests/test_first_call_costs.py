@@ -498,3 +498,28 @@ def test_a_straight_line_gradient_makes_no_binding_times_nor_tape_tables(monkeyp
                         "    t = out.pop()\n    return np.sum(t + out[0] * out[1]) * 1.5625\n")
     np.testing.assert_allclose(srcjax.grad(h)(_X), 2 * np.cos(2 * _X) * 1.5625, rtol=1e-12)  # (out[0] is zeros)
     assert {"tape_zeros", "first_reads"} <= made[2], made  # (a list appended and popped)
+
+
+def test_a_gradients_index_keys_are_found_once_and_are_its_bodys(monkeypatch):
+    from srcjax.transforms import integer_leaves, reverse_ad, saved_constants
+
+    calls, same = [], []
+    real_keys, real_sweeps = integer_leaves.unique_keys, reverse_ad.VJP.sweeps
+
+    def keys(body, params):
+        calls.append(len(body))
+        return real_keys(body, params)
+
+    def sweeps(self, seed):
+        k = real_keys(self.body, self.params)
+        same.append((set(k), k.containers, k.held) == (set(self.unique_keys), self.unique_keys.containers,
+                                                        self.unique_keys.held))
+        return real_sweeps(self, seed)
+
+    monkeypatch.setattr(reverse_ad, "unique_keys", keys)
+    monkeypatch.setattr(saved_constants, "unique_keys", keys)
+    monkeypatch.setattr(reverse_ad.VJP, "sweeps", sweeps)
+    f = _fresh_function("def f(x):\n    y = np.zeros(4)\n    for i in range(4):\n        y[i] = x[i] * x[3 - i]\n"
+                        "    return np.sum(y * 1.8125)\n")
+    np.testing.assert_allclose(srcjax.grad(f)(_X), 2 * _X[::-1] * 1.8125, rtol=1e-12)
+    assert len(calls) == 1 and same == [True], (calls, same)  # (the constants' and the writer's: one body's keys)

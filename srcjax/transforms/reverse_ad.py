@@ -95,7 +95,8 @@ class VJP:
         self.ret: cst.Return = body[-1].body[-1]
         self.act = Activity(program, nf, active_params, body)
         body, self.act = hoisted_body(program, nf, active_params, body, self.act, self.names, self.spans)
-        self.act.active = self.act.active - constant_names(body, self.act, self.params)  # (no cotangent)
+        keys = unique_keys(body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
+        self.act.active = self.act.active - constant_names(body, self.act, self.params, keys)  # (no cotangent)
         self.body = list(body[:-1]) + ([cst.SimpleStatementLine(body=list(body[-1].body[:-1]))]
                                        if len(body[-1].body) > 1 else [])
         self.body, self.custom_res = custom_rules.with_residuals(self, self.body)
@@ -106,7 +107,8 @@ class VJP:
         self.bound_values = bound_values(self.body)  # (loops over a name bound to an iterator: saved_iterable)
         self.saved = overwritten(self.body, self.params)
         self.arrays = array_names(self.body, self.act)
-        self.unique_keys = unique_keys(self.body, self.params)  # (index keys that cannot repeat: `y[i] = v`)
+        # (self.body's: body's less its return, which binds nothing, unless a custom_vjp's call got a residual)
+        self.unique_keys = unique_keys(self.body, self.params) if self.custom_res else keys
         self.loop_index: dict[int, str] = {}
         self.loop_iters: dict[int, str] = {}
         self.static_iters: set[str] = set()  # saved iterables of loops that carry no derivatives
@@ -825,7 +827,7 @@ def vjp_helper(program: Program, nf: NormalizedFunction, active: tuple[str, ...]
     helpers[key] = (fwd, bwd)
     try:
         v = VJP(program, nf, active, helpers, out_lines, max_iters, nonzero)
-        v.constants = constant_names(v.body, v.act, v.params)
+        v.constants = constant_names(v.body, v.act, v.params, v.unique_keys)
         out_bar = v.names.fresh("out_bar")
         primal, adj, out, defined = v.sweeps(out_bar)
     except TranspileError as e:  # (in a helper: the calls that lead there, so it is shown at the user's)
