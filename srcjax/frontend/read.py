@@ -360,7 +360,10 @@ def note_generated(filename: str, text: str, tree: ast.Module) -> dict[int, int]
     _DEF_NODES.pop(filename, None)
     _DEF_NODES[filename] = (text, defs)
     while len(_DEF_NODES) > _DEF_NODES_KEPT:  # (the oldest first: a transformation reads its module soon after)
-        _DEF_NODES.pop(next(iter(_DEF_NODES)), None)
+        try:
+            _DEF_NODES.pop(next(iter(_DEF_NODES)), None)
+        except (RuntimeError, StopIteration):  # pragma: no cover - another thread changed it meanwhile
+            break
     return ends
 
 

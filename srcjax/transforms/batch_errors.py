@@ -8,6 +8,7 @@ mapped argument the value comes from, the item of a container argument when it i
 
 from __future__ import annotations
 
+import linecache
 import re
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -172,7 +173,8 @@ def refuse_shared_lists(w: FunctionWriter) -> None:
                     f"a list that `{found.name}` holds (batched source follows a list by the name it is changed "
                     "through)", hint="build each inner list under a name of its own (`a = []`, `a.append(y)`) and "
                     f"put them together after their last change (`{found.name} = [a, b]`)"), change)
-            if not _written_there(found.alias, span):  # (a name srcjax made: reverse mode's saved value, a tape)
+            if span is not None and not _written_there(found.alias, span):  # (a name srcjax made: reverse mode's
+                # saved value, a tape; no span: the user's own line, refused below)
                 xs = found.name if _written_there(found.name, w.nf.spans.get(id(change))) else "xs"
                 raise located(w, BatchingError(
                     f"vmap: cannot batch `{user_code(found.change, w.nf.spans.get(id(change)))}`: it changes in place "
@@ -190,7 +192,11 @@ def refuse_shared_lists(w: FunctionWriter) -> None:
 
 def _written_there(name: str, span: Span | None) -> bool:
     """Whether ``name`` is written in the user's source at ``span`` (not a name srcjax made for its own source)."""
-    return span is not None and re.search(rf"\b{re.escape(name)}\b", span.text()) is not None
+    if span is None:
+        return False
+    lines = "\n".join(linecache.getline(span.filename, n) for n in range(span.line, span.end_line + 1))
+    # (the whole lines: a statement's span may be its value's, `out` of `m = out`)
+    return re.search(rf"\b{re.escape(name)}\b", lines) is not None
 
 
 def outer_container(w: FunctionWriter, name: str) -> bool:

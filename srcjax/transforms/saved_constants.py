@@ -197,7 +197,8 @@ def snapshot(vjp: Any, name: str, bound: set[str] | None = None) -> str:
     else the value itself; ``UNSET`` where ``bound`` (the names bound on this path) lacks it."""
     if bound is not None and name not in bound:
         return "UNSET"
-    listed = name in vjp.act.sequences or any(  # (a list parameter appended to)
+    listed = any(  # (a list changed in place: a tuple, never changed, is saved as it is; its copy `t[:]` was a
+        # value vmap no longer knew a tuple: seed 36's loop carry, test_vmap_unseen_more)
         type(s) is cst.Expr and type(call := s.value) is cst.Call and type(call.func) is cst.Attribute and  # type: ignore[attr-defined]
         call.func.attr.value in _LIST_CHANGES and code(call.func.value) == name for s, _ in _walk(vjp.body))
     return f"{name}[:]" if listed and name not in vjp.arrays else name

@@ -172,9 +172,10 @@ def _lands_once(node: cst.Call, unique: frozenset[str]) -> cst.BaseExpression:
     list or dict ``x``; for a key of integer names (``i`` of ``for i in range(7)``, known only at run time) whether
     the write lands, ``index_lands(x, key)`` (False where ``i`` is out of range: the write was dropped, its value
     gets no cotangent, as JAX's; was folded to True)."""
-    x = node.args[0].value
-    if unique_key(node.args[1].value) or isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset()):
-        return cst.Name("True")
+    x, key = node.args[0].value, node.args[1].value
+    if unique_key(key) or isinstance(x, cst.Name) and x.value in getattr(unique, "held", frozenset()) or \
+            isinstance(key, cst.Name) and key.value in getattr(unique, "containers", frozenset()):
+        return cst.Name("True")  # (a container's key: a write into a list or dict never drops)
     return node.with_changes(func=cst.Name("index_lands"))
 
 
