@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import libcst as cst
 import numpy as np
 
+from .. import composites  # (library code the normalizer calls into, as it does for np.isclose)
 from ..core import ArgumentError, UnknownFunctionError
 from ..primitives import registry
 from .names import statement_nodes, walk
@@ -199,7 +200,6 @@ def ufunc_at(norm: Normalizer, call: cst.Call) -> bool:
         update: cst.BaseExpression = cst.Call(func=cst.Name("index_add"), args=[
             cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)])
     else:
-        from .. import composites  # (library code the normalizer calls into, as for np.isclose)
 
         update = cst.Call(func=norm.helper_call_name(composites.AT_COMBINE[method], call), args=[
             cst.Arg(args[0]), cst.Arg(key), cst.Arg(value)])
@@ -482,8 +482,6 @@ def selection_reduction(norm: Normalizer, call: cst.Call) -> tuple[cst.BaseExpre
     written as a boolean array and elementwise arithmetic between: the reduction over ``x`` where
     ``mask`` holds (``srcjax.composites``'s ``selection_sum``...), so no array of a data-dependent size
     is made. None: not such a call."""
-    from .. import composites  # (library code the normalizer calls into, as it does for np.isclose)
-
     f = call.func
     if f.__class__ is cst.Attribute and f.attr.value in composites.SELECTION_REDUCTIONS and not call.args:  # type: ignore[attr-defined]
         arg, kind = f.value, f.attr.value  # x[mask].sum()

@@ -257,6 +257,8 @@ class Resolver:
     def bound_builtin(self, name: str) -> str | None:
         """The builtin's own name where the parameter ``name`` of a bound helper is fixed to a builtin
         (``_apply(print, x)``: ``act`` is ``print``) that its name still means here; None otherwise."""
+        if not self.bindings:  # (most functions, every one srcjax wrote: resolve_name asks for every name)
+            return None
         v = self.bindings.get(name)
         own = getattr(v, "__name__", None)
         if not isinstance(v, types.BuiltinFunctionType) or not isinstance(own, str) or own == name or \

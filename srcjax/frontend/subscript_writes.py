@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .. import composites
 from . import element_targets, in_place_updates, numpy_calls
 from .syntax import AUG_TO_BIN, BINOP_HINT
 
@@ -45,8 +46,6 @@ def _mask(norm: Normalizer, t: cst.Subscript) -> cst.BaseExpression | None:
 
 def statement(norm: Normalizer, s: cst.BaseSmallStatement) -> bool:
     """``s`` written as a functional update when it assigns into a subscript (True), else False."""
-    from .. import composites
-
     # (exact types: libcst has no subclasses of these; isinstance on one goes through ABCMeta)
     if type(s) is cst.Assign and element_targets.writes_an_element(s):  # a[i] = b[j] = v; a[0], b[1] = v
         element_targets.assign(norm, s)  # (one target a statement)
@@ -118,7 +117,6 @@ def _selection_write(norm: Normalizer, s: cst.Assign | cst.AugAssign, t: cst.Sub
     arrays where the mask holds (``masked_write_selection``; the selections' gaps filled with a selected value,
     as a selection's reduction has them, so no value outside the selection reaches a derivative). False: not
     such a value (it then is a value per selected element, refused where it is computed)."""
-    from .. import composites
 
     if not any(type(n) is cst.Subscript for n in numpy_calls.walk(s.value)):
         return False
