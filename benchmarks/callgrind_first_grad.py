@@ -1,9 +1,10 @@
 """Instructions (callgrind) or Python calls (cProfile) of first gradients' front ends, bench_grad.py's three cases
-(and, with ``--cases jacrev,hessian,nested``, three of bench_vmap.py's first calls).
+(and, with ``--cases jacrev,hessian,nested,newton``, four of bench_vmap.py's first calls).
 
 Each case: after one warm-up gradient of its own, ``N`` fresh functions (a new module each, a unique constant) go
 through ``srcjax.grad(f, argnums).lower(*args)`` (``jacrev``: ``srcjax.jacrev(f)``'s array form, ``hessian``:
-``srcjax.hessian``'s, ``nested``: ``vmap(vmap(f, in_axes=(None, 0)), in_axes=(0, None))``): the front end (read,
+``srcjax.hessian``'s, ``nested``: ``vmap(vmap(f, in_axes=(None, 0)), in_axes=(0, None))``, ``newton``: ``vmap`` of
+a Newton ``while`` on data): the front end (read,
 normalize, write the derivative, read it back) and the lowering to StableHLO, no XLA compile. ``SRCJAX_CACHE=0``:
 no disk cache, so the counts do not depend on what earlier runs stored.
 The collector runs as it would (its work is counted).
@@ -49,8 +50,15 @@ _TEMPLATES = {
         def f(x, y):
             return np.sqrt(np.sum((x - y) ** 2)) * {c}
     """,
+    "newton": """
+        def f(a):
+            x = a
+            while np.abs(x * x - a) > 1e-12 * {c} * a:
+                x = 0.5 * (x + a / x)
+            return x
+    """,
 }
-VMAP_CASES = ("jacrev", "hessian", "nested")
+VMAP_CASES = ("jacrev", "hessian", "nested", "newton")
 CASES = tuple(k for k in _TEMPLATES if k not in VMAP_CASES)
 
 
@@ -64,6 +72,8 @@ def _transform(kind: str, f: Callable[..., Any], argnums: Any) -> Any:
         return getattr(jac, "_arrays", None) or jac
     if kind == "nested":
         return srcjax.vmap(srcjax.vmap(f, in_axes=(None, 0)), in_axes=(0, None))
+    if kind == "newton":
+        return srcjax.vmap(f)
     return srcjax.grad(f, argnums=argnums)
 
 
@@ -77,6 +87,8 @@ def _args(kind: str) -> tuple[tuple[np.ndarray, ...], Any]:
         return (rng.standard_normal(512),), 0
     if kind == "nested":
         return (rng.standard_normal((512, 3)), rng.standard_normal((512, 3))), 0
+    if kind == "newton":
+        return (rng.uniform(1.0, 4.0, 1024),), 0
     f32 = np.float32
     ws = [(rng.standard_normal(s) * 0.05).astype(f32) for s in ((784, 256), (256,), (256, 10), (10,))]
     x = rng.standard_normal((128, 784)).astype(f32)

@@ -521,29 +521,42 @@ class RenameNames(cst.CSTTransformer):
         return cst.Name(rep) if isinstance(rep, str) else rep
 
 
-def renamed(node: _N, mapping: Mapping[str, cst.BaseExpression]) -> _N:
+def renamed(node: _N, mapping: Mapping[str, cst.BaseExpression],
+            located: tuple[Mapping[int, Any], dict[int, Any]] | None = None) -> _N:
     """``node.visit(RenameNames(mapping))`` for expressions and statements whose text is what matters:
-    subtrees without a renamed name are kept (the same objects), the rest rebuilt along the way."""
+    subtrees without a renamed name are kept (the same objects), the rest rebuilt along the way. ``located``
+    (``spans``, ``found``): each node put in place of one that has a span in ``spans`` (by id) gets it in
+    ``found`` (a node of ``mapping`` that stands for several names: the last one's, in source order)."""
     t = type(node)
+    rep: Any
     if t is cst.Name:
         rep = mapping.get(node.value)  # type: ignore[attr-defined]
-        return node if rep is None else rep  # type: ignore[return-value]
-    if t is cst.Attribute or t is cst.Arg:  # the attribute's name, the keyword: not variables
+        if rep is None:
+            return node
+    elif t is cst.Attribute or t is cst.Arg:  # the attribute's name, the keyword: not variables
         value = node.value  # type: ignore[attr-defined]
-        new = renamed(value, mapping)
-        return node if new is value else node.with_changes(value=new)
-    changes: dict[str, Any] = {}
-    for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
-        v = getattr(node, f)
-        if v.__class__ in NODE_CLASSES:  # (isinstance of libcst's base class: an ABC's check, a Python call)
-            nv = renamed(v, mapping)
-            if nv is not v:
-                changes[f] = nv
-        elif v.__class__ is tuple or v.__class__ is list:
-            items = [renamed(c, mapping) if c.__class__ in NODE_CLASSES else c for c in v]
-            if any(a is not b for a, b in zip(items, v)):
-                changes[f] = items
-    return node.with_changes(**changes) if changes else node
+        new = renamed(value, mapping, located)
+        if new is value:
+            return node
+        rep = node.with_changes(value=new)
+    else:
+        changes: dict[str, Any] = {}
+        for f in _SYNTAX_FIELDS.get(t) or syntax_fields(t):
+            v = getattr(node, f)
+            if v.__class__ in NODE_CLASSES:  # (isinstance of libcst's base class: an ABC's check, a Python call)
+                nv = renamed(v, mapping, located)
+                if nv is not v:
+                    changes[f] = nv
+            elif v.__class__ is tuple or v.__class__ is list:
+                items = [renamed(c, mapping, located) if c.__class__ in NODE_CLASSES else c for c in v]
+                if any(a is not b for a, b in zip(items, v)):
+                    changes[f] = items
+        if not changes:
+            return node
+        rep = node.with_changes(**changes)
+    if located is not None and (span := located[0].get(id(node))) is not None:
+        located[1][id(rep)] = span
+    return rep  # type: ignore[return-value]
 
 
 def replaced(node: _N, kind: type, fn: Callable[[Any], cst.CSTNode]) -> _N:

@@ -204,7 +204,7 @@ _REDUCTIONS = frozenset({"sum", "prod", "max", "min", "amax", "amin", "mean", "a
 
 def _aligned_b(e: ast.expr) -> set[str]:
     """The names ``e`` passes to ``batch_align_b`` (batched there: it aligns two batched values)."""
-    return {n for node in ast.walk(e) if (pair := _align(node)) is not None and
+    return {n for node in walked(e) if (pair := _align(node)) is not None and
             node.func.id == "batch_align_b" for n in pair}  # type: ignore[attr-defined]
 
 

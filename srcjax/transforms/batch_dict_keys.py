@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ..frontend.dict_names import dict_names, keyed_loop
-from ..frontend.names import walk
+from ..frontend.names import statement_nodes
 
 if TYPE_CHECKING:
     from .batch import FunctionWriter
@@ -40,7 +40,8 @@ def shown_dict(w: FunctionWriter, name: str) -> bool:
     fdef = w.nf.fdef
     hit = _NAMES.get(id(fdef))
     if hit is None or hit[0] is not fdef:  # (the function's and its nested functions', a loop's body)
-        hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d.body.body) for d in walk(fdef)
+        # (a function is a statement: its statements walked, no expression)
+        hit = _NAMES[id(fdef)] = (fdef, set().union(*(dict_names(d.body.body) for d in statement_nodes(fdef, False)
                                                       if type(d) is cst.FunctionDef)))
     while name not in hit[1] and re.fullmatch(r".+_\d+", name):  # (`params_1`: a body written in line, renamed)
         name = name.rsplit("_", 1)[0]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import keyword
 import re
 import weakref
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import libcst as cst
 
@@ -608,17 +608,11 @@ def inline(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], states: li
 def _renamed_located(w: FunctionWriter, st: cst.CSTNode, mapping: dict[str, cst.Name]) -> cst.CSTNode:
     """``st`` with its names renamed, each rebuilt node at the user's position of the node it stands for (a
     refusal in a branch on batched data points at the statement, not at the function)."""
-    new = renamed(st, mapping)
     spans = w.nf.spans
-    pairs: list[tuple[cst.CSTNode, cst.CSTNode]] = [(st, new)]
-    while pairs:
-        a, b = pairs.pop()
-        if a is b:
-            continue
-        span = spans.get(id(a))
-        if span is not None:
-            spans.setdefault(id(b), span)
-        pairs += zip(syntax_children(a), syntax_children(b))
+    found: dict[int, Any] = {}  # id(rebuilt node) -> the span of the node it stands for (the last one's, for a
+    new = renamed(st, mapping, (spans, found))  # name of ``mapping`` that stands for several)
+    for k, span in found.items():  # (not the span a statement before gave it)
+        spans.setdefault(k, span)
     return new
 
 
@@ -788,12 +782,18 @@ def inline_aside(w: FunctionWriter, fdef: cst.FunctionDef, args: list[str], stat
 
 
 def _returns(node: cst.CSTNode) -> bool:
-    """Whether ``node`` holds a ``return`` of its function (not of a function nested in it)."""
-    if type(node) is cst.Return:
-        return True
-    if type(node) is cst.FunctionDef or type(node) is cst.Lambda:  # (exact types: libcst's node classes are final)
+    """Whether the statement ``node`` holds a ``return`` of its function (not of a function nested in it): its
+    statements are walked, no expression (a ``return`` is a small statement; no expression holds one)."""
+    t = type(node)
+    if t is cst.SimpleStatementLine or t is cst.SimpleStatementSuite:  # (exact types: libcst's classes are final)
+        return any(type(s) is cst.Return for s in node.body)  # type: ignore[attr-defined]
+    if t is cst.FunctionDef:
         return False
-    return any(_returns(c) for c in syntax_children(node))
+    return any(_returns(c) for c in syntax_children(node) if isinstance(c, _HOLDERS))
+
+
+_HOLDERS = (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+            cst.Finally, cst.MatchCase)  # (what holds statements; a line and its small statements: above)
 
 
 def calling(w: FunctionWriter, callee: str) -> cst.FunctionDef:
