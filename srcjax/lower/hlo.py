@@ -296,7 +296,14 @@ class FuncBuilder:
             hit = self._const_cache[key]
             # (the same constant with this aval: `np.float64(2.0)` after a weak Python `2.0` stays strong)
             return hit if hit.aval == aval else HloValue(hit.name, aval)
-        v = self.emit(f"stablehlo.constant {payload} : {aval_type(aval)}", aval)
+        if aval.size > 1 and payload[6:7] not in ('"', "["):  # a splat: its scalar, broadcast (as jax)
+            # (XLA imports a splat constant as a literal of every element: 6 MB for f64[512,512,3], and
+            # that many bytes copied by its passes; a broadcast of a scalar fuses, and compiles faster)
+            scalar = self.constant(arr.reshape(-1)[0], aval.update(shape=()))
+            v = self.emit(f"stablehlo.broadcast_in_dim {scalar.name}, dims = [] : "
+                          f"({aval_type(scalar.aval)}) -> {aval_type(aval)}", aval)
+        else:
+            v = self.emit(f"stablehlo.constant {payload} : {aval_type(aval)}", aval)
         if len(payload) < 200:
             self._const_cache[key] = v
         return v
