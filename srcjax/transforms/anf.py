@@ -32,7 +32,7 @@ from .. import adjoint, gc_pause
 from ..core import TranspileError
 from ..frontend import parsed
 from ..frontend.ast_walk import target_names
-from ..frontend.names import Names, RenameNames, code, names_in, names_read
+from ..frontend.names import Names, RenameNames, code, names_in, names_read, walk
 from ..frontend.normalize import NormalizedFunction, literal_code
 from ..frontend.program import Program
 from ..primitives import registry
@@ -379,8 +379,31 @@ INDEX = "@i@"
 
 def loop_sources(s: cst.For) -> list[LoopSource]:
     """How ``for <target> in <iter>`` binds its target from sequences (empty for ``range`` and
-    other iterables whose items carry no derivative)."""
-    return _sources(s.iter, s.target)
+    other iterables whose items carry no derivative, and a loop whose target is an index: ``for k in d: ... d[k]``,
+    a dict's keys, never an array's values: its derivative was added at the key's position, silently wrong)."""
+    return [] if indexing_items(s) else _sources(s.iter, s.target)
+
+
+def indexing_items(s: cst.For) -> bool:
+    """Whether ``s``'s target is one name its body indexes with (``for k in d: ... d[k]``): keys or indices."""
+    return type(s.target) is cst.Name and _indexes_with(s.body, s.target.value)
+
+
+def _indexes_with(body: cst.CSTNode, name: str) -> bool:
+    """Whether ``body`` subscripts something with ``name`` (``x[name]``, ``x[name, 0]``, or derivative code's
+    ``index_add(z, name, g)``, ``tree_get(x, name)``): it holds a key or an index (an integer, a string, a tuple of
+    them), which carries no derivative."""
+    for n in walk(body):
+        if isinstance(n, cst.SubscriptElement) and isinstance(n.slice, cst.Index) and \
+                isinstance(n.slice.value, cst.Name) and n.slice.value.value == name:
+            return True
+        if isinstance(n, cst.Call) and len(n.args) >= 2 and isinstance(n.args[1].value, cst.Name) and \
+                n.args[1].value.value == name and call_name(n) in _KEYED_CALLS:
+            return True
+    return False
+
+
+_KEYED_CALLS = frozenset({"index_add", "index_update", "tree_get", "tree_set", "batch_getitem", "batch_index_add"})
 
 
 def _sources(it: cst.BaseExpression, target: cst.BaseExpression) -> list[LoopSource]:

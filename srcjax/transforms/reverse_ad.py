@@ -32,7 +32,7 @@ from ..frontend.names import Names, code, names_in, parse_expression, target_nam
 from ..frontend.normalize import NormalizedFunction
 from ..frontend.program import Program
 from ..frontend.restructure import walk as _walk
-from . import custom_rules, linear_calls, loop_resets, zero_cotangents
+from . import custom_rules, key_items, linear_calls, loop_resets, zero_cotangents
 from .activity import (
     Activity,
     argument_reads,
@@ -52,6 +52,7 @@ from .anf import (
     array_result,
     call_arguments,
     differentiable_params,
+    indexing_items,
     lines_free_of_loop_targets,
     lines_read_of,
     literal_container,
@@ -201,7 +202,8 @@ class VJP:
                     # an active loop's sequences are names the loop (or an enclosing loop, in place: `hist.append(y)`
                     # after `for h in hist`) does not change: its adjoint iterates over them again (forward mode too)
                     changed = set(names_in(s.iter)) & set().union(*(self.changed_in(lp) for lp in self.enclosing))
-                    reuse = bool(active_loop(s, self.act.active)) and not changed and \
+                    reuse = (bool(active_loop(s, self.act.active)) or type(s.iter) is cst.Name and  # (`for k in d`
+                             s.iter.value in self.act.active and indexing_items(s)) and not changed and \
                         not set(names_in(s.iter)) & self.assigned_in(s.body.body)
                     if it is None:
                         it = self.loop_iters[id(s)] = code(s.iter) if reuse else self.names.fresh("loop_items")
@@ -369,7 +371,7 @@ class VJP:
                 index = None
                 if srcs:  # the items' cotangents into their sequences' (at position INDEX, if needed)
                     items_lines: list[str] = []
-                    self.item_cotangents(srcs, INDEX, items_lines, pad + "    ", inner)
+                    self.item_cotangents(srcs, INDEX, items_lines, pad + "    ", inner, s.body.body)
                     if any(INDEX in ln for ln in items_lines):
                         index = self.loop_index.setdefault(id(s), self.names.fresh("i"))
                     body += [ln.replace(INDEX, index or INDEX) for ln in items_lines]
@@ -393,15 +395,20 @@ class VJP:
                 defined |= start
 
     def item_cotangents(self, srcs: list[LoopSource], index: str, lines: list[str], pad: str,
-                        defined: set[str]) -> None:
-        """At the end of an adjoint loop iteration: the loop items' cotangents into their sequences'."""
+                        defined: set[str], body: Sequence[Any] = ()) -> None:
+        """At the end of an adjoint loop iteration: the loop items' cotangents into their sequences' (``body``: the
+        loop's, where an item compared by ``max``/``min`` may be a dict's key)."""
         for src in srcs:
             names = target_names(src.target)
             seq = code(src.seq)
             if any(n in defined for n in names) and seq in self.act.active:
                 bar = tuple_target_code(src.target, lambda n: self.bname(n) if n in defined else f"zeros_like({n})")
-                self.accumulate(seq, f"index_add(zeros_like({seq}), {loop_key(src, index)}, {bar})", lines, pad,
-                                defined)
+                keyed = key_items.may_be_keys(src, self.arrays, self.bound_values, body)
+                if keyed:  # (`for k in d` of a dict yields its keys, which carry no derivative: fix50's wrong
+                    # d_bar[position] += k_bar; the test is static: the lowering keeps one branch)
+                    lines.append(f"{pad}if not isinstance({seq}, dict):")
+                self.accumulate(seq, f"index_add(zeros_like({seq}), {loop_key(src, index)}, {bar})", lines,
+                                pad + "    " * keyed, defined)
             for n in names:
                 defined.discard(n)
 
