@@ -186,9 +186,9 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
             return
         for r in stack:
             r.names[(modname, name)] = rep  # type: ignore[index]
-    elif _module_function(value):  # (a user's function under another name: reverse mode's copy `g_1` of `g`)
-        for r in stack:
-            r.names[(value.__module__, value.__qualname__)] = stable(value)  # type: ignore[assignment]
+    elif (rep := _module_function(value)) is not None:  # (a user's function under another name: reverse mode's
+        for r in stack:                                    # copy `g_1` of `g`)
+            r.names[(value.__module__, value.__qualname__)] = rep
     elif not _library(value) and not _generated(value):
         _taint(f"{name} is not a module-level name of {modname}")
 
@@ -196,12 +196,13 @@ def note_global(namespace: dict[str, Any], name: str, value: Any) -> None:
 _QUIET: dict[int, types.ModuleType] = {}  # id -> a library module (np, math, ...) whose members read_attr notes not
 
 
-def _module_function(v: Any) -> bool:
-    """A plain function that its module holds under its own name (so a lookup can check it is still there)."""
+def _module_function(v: Any) -> str | None:
+    """:func:`stable` of a plain function that its module holds under its own name (so a lookup can check it is
+    still there); None for anything else."""
     if not isinstance(v, types.FunctionType):
-        return False
+        return None
     m = sys.modules.get(v.__module__)
-    return m is not None and m.__dict__.get(v.__qualname__) is v and stable(v) is not None
+    return stable(v) if m is not None and m.__dict__.get(v.__qualname__) is v else None
 
 
 def note_closure(name: str, value: Any) -> None:

@@ -162,15 +162,19 @@ class ExpressionBuilder:
     each node's range on ``line`` as libcst's ``PositionProvider`` gives it (syntactic: an expression without
     its parentheses, an operator without its spaces, a unary operator with the space after it), found as the
     text is read (a second walk of the tree found them: ``cst_functions.function_module``); ``names`` the
-    variable names of the nodes built (``set(names.names_in(tree))``: not an attribute's or a keyword's name)."""
+    variable names of the nodes built (``set(names.names_in(tree))``: not an attribute's or a keyword's name);
+    ``refs`` each variable's ``Name`` and each ``Attribute`` built, in the order of the text (a tree's order:
+    an attribute before the names in it), an attribute as ``(node, k)``, ``k`` the index in ``refs`` after the
+    names and attributes in it (``resolve.Resolver.reserve_helpers`` reads them instead of walking the tree)."""
 
     def __init__(self, text: str, line: int = 1, pos: dict[Any, tuple[int, int, int, int]] | None = None,
-                 names: set[str] | None = None) -> None:
+                 names: set[str] | None = None, refs: list[Any] | None = None) -> None:
         self.t = text
         self.i = 0
         self.line = line
         self.pos: dict[Any, tuple[int, int, int, int]] = {} if pos is None else pos
         self.names: set[str] = set() if names is None else names
+        self.refs: list[Any] = [] if refs is None else refs
 
     # -- reading the text between nodes -------------------------------------------------
     def spaces(self) -> str:
@@ -225,6 +229,7 @@ class ExpressionBuilder:
             _SET_RPAR(built, ())
             self.i = end = node.end_col_offset or 0  # (never None for a parsed expression)
             pos[built] = (ln, start, ln, end)
+            self.refs.append(built)
             return built
         lpar = []
         while self.i < start:
@@ -267,7 +272,8 @@ class ExpressionBuilder:
         if kind is ast.Name:
             self.i = node.end_col_offset
             self.names.add(node.id)
-            return make(cst.Name, value=node.id, lpar=(), rpar=())
+            self.refs.append(made := make(cst.Name, value=node.id, lpar=(), rpar=()))
+            return made
         if kind is ast.Constant:
             return self.constant(node)
         if kind is ast.BinOp:
@@ -277,6 +283,9 @@ class ExpressionBuilder:
             right = self.expr(node.right)
             return make(cst.BinaryOperation, left=left, operator=op, right=right, lpar=(), rpar=())
         if kind is ast.Attribute:
+            refs = self.refs
+            k = len(refs)
+            refs.append(None)  # (its place: before the names in its value)
             value = self.expr(node.value)
             dot = self.operator(".", cst.Dot)
             attr = node.attr
@@ -284,7 +293,9 @@ class ExpressionBuilder:
             self.token(attr)
             name = make(cst.Name, value=attr, lpar=(), rpar=())
             self.pos[name] = (self.line, s, self.line, self.i)
-            return make(cst.Attribute, value=value, attr=name, dot=dot, lpar=(), rpar=())
+            made = make(cst.Attribute, value=value, attr=name, dot=dot, lpar=(), rpar=())
+            refs[k] = (made, len(refs))
+            return made
         if kind is ast.Call:
             return self.call(node)
         if kind is ast.Subscript:
@@ -342,7 +353,8 @@ class ExpressionBuilder:
         self.i = node.end_col_offset
         if v is None or v is True or v is False:
             self.names.add(text)
-            return make(cst.Name, value=text, lpar=(), rpar=())
+            self.refs.append(made := make(cst.Name, value=text, lpar=(), rpar=()))
+            return made
         if v is Ellipsis:
             return make(cst.Ellipsis, lpar=(), rpar=())
         if isinstance(v, (str, bytes)):

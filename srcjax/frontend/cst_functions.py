@@ -46,6 +46,9 @@ class BuiltNames(NamedTuple):
 
     names: frozenset[str]  # its variable names: ``set(names.names_in(fdef))``
     bound: frozenset[str]  # the names it binds: ``resolve.local_names(fdef)``
+    # the body's variables (``Name``) and attributes (``(Attribute, k)``) in the tree's order (ExpressionBuilder.refs);
+    # None: not recorded
+    refs: tuple[Any, ...] | None = None
 
 _HEADER = re.compile(r"def ([A-Za-z_][A-Za-z_0-9]*)\(((?:[A-Za-z_][A-Za-z_0-9]*(?:, [A-Za-z_][A-Za-z_0-9]*)*)?)\):\Z")
 _PLAIN = re.compile(r"[ -~\n]*\Z")  # printable ASCII and line ends: no tab, no carriage return
@@ -145,13 +148,14 @@ class _Line(ExpressionBuilder):
 
 
 def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int, int]] | None = None,
-              names: set[str] | None = None, bound: set[str] | None = None) -> Any:
+              names: set[str] | None = None, bound: set[str] | None = None, refs: list[Any] | None = None) -> Any:
     """The module of ``text``; ``node``: where given, ``ast``'s ``FunctionDef`` of exactly this text parsed as
     part of a larger module (its lines there start at ``node.lineno``, its columns are the text's: a top-level
     ``def``), so the text is not parsed again. ``places``: where given, gets each node's position (as libcst's
     ``PositionProvider`` finds them in the module), found as the text is read; ``names``: where given, gets the
     variable names of the module's nodes (``set(names.names_in(its def))``), ``bound`` the names the function
-    binds (``resolve.local_names``: its parameters, targets, nested ``def``s' names and theirs)."""
+    binds (``resolve.local_names``: its parameters, targets, nested ``def``s' names and theirs), ``refs`` its
+    body's variables and attributes in the tree's order (:class:`BuiltNames`)."""
     if not text.endswith("\n") or not _PLAIN.match(text):
         raise Unsupported("text")
     lines = text[:-1].split("\n")
@@ -171,7 +175,8 @@ def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int
     binds = bound if bound is not None else set()
     params = _signature(lines[0], fdef, 0, 1, pos, seen)
     binds.update(p.name.value for p in params.params)
-    reader = _Lines([""] * base + lines, base, pos, seen, binds)  # (read by the node's own line numbers)
+    reader = _Lines([""] * base + lines, base, pos, seen, binds, [] if refs is None else refs)  # (read by the node's
+    # own line numbers; its header's defaults are not in refs: the body's alone)
     reader.next = base + 2
     block = reader.block(fdef.body, 4)
     if reader.next != len(lines) + base + 1:  # pragma: no cover - the function's last line is its last statement's
@@ -183,7 +188,8 @@ def _function(text: str, node: Any = None, places: dict[Any, tuple[int, int, int
     return module
 
 
-def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any], seen: set[str]) -> Any:
+def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any], seen: set[str],
+               refs: list[Any] | None = None) -> Any:
     """The parameters of the ``def`` on ``line`` (line ``ln`` of the text: positions in ``pos``): plain names
     (:data:`_HEADER`), or names with defaults (``initial=None``: no spaces around ``=``, one after each comma)
     that the expression builder reads."""
@@ -195,7 +201,7 @@ def _signature(line: str, node: Any, indent: int, ln: int, pos: dict[Any, Any], 
     if node.decorator_list or node.returns is not None or a.posonlyargs or a.vararg or a.kwonlyargs or a.kwarg or \
             node.type_comment is not None or any(x.annotation is not None for x in a.args) or not line.endswith(":"):
         raise Unsupported("header")
-    b = _Line(line[:-1], ln, pos, seen)
+    b = _Line(line[:-1], ln, pos, seen, refs)
     b.i = indent
     b.token("def")
     if b.spaces() != " ":
@@ -269,13 +275,15 @@ class _Lines:
     ``else``, ``while`` and ``for`` (no ``else``) and nested ``def``s with plain parameters, their headers one a
     line with no comment, every block indented four spaces more, empty lines (no spaces) before a statement."""
 
-    def __init__(self, lines: list[str], base: int, pos: dict[Any, Any], names: set[str], bound: set[str]) -> None:
+    def __init__(self, lines: list[str], base: int, pos: dict[Any, Any], names: set[str], bound: set[str],
+                 refs: list[Any]) -> None:
         self.lines = lines
         self.next = 2  # the next line to read (1-based: the header is line 1)
         self.base = base  # (ast's line numbers less the text's)
         self.pos = pos
         self.names = names
         self.bound = bound
+        self.refs = refs  # (the body's: ExpressionBuilder.refs)
 
     def block(self, stmts: list[Any], indent: int) -> Any:
         body = tuple(self.statement(s, indent) for s in stmts)
@@ -306,7 +314,7 @@ class _Lines:
             if node.decorator_list or node.end_lineno is None:
                 raise Unsupported("def")
             ln = node.lineno - self.base
-            params = _signature(line, node, indent, ln, self.pos, self.names)
+            params = _signature(line, node, indent, ln, self.pos, self.names, self.refs)
             self.bound.add(node.name)  # (a nested def: its name, and its own locals, in one namespace)
             self.bound.update(p.name.value for p in params.params)
             self.next += 1
@@ -328,7 +336,7 @@ class _Lines:
             raise Unsupported("space")
         # (a statement's columns are the line's: read it with its indentation)
         ln = node.lineno - self.base
-        b = _Line(line[:end], ln, self.pos, self.names)
+        b = _Line(line[:end], ln, self.pos, self.names, self.refs)
         b.i = indent
         stmt = b.statement(node)
         kind = type(node)
@@ -350,7 +358,7 @@ class _Lines:
         line = self.lines[node.lineno - 1]
         if not line.endswith(":") or node.end_lineno is None:
             raise Unsupported("header")
-        b = _Line(line[:-1], node.lineno - self.base, self.pos, self.names)
+        b = _Line(line[:-1], node.lineno - self.base, self.pos, self.names, self.refs)
         b.i = indent
         b.token(keyword)
         self.next = node.lineno + 1
@@ -455,11 +463,12 @@ def function_module(text: str, parse: Any, positions: Any, node: Any = None
     places: dict[Any, tuple[int, int, int, int]] = {}
     names: set[str] = set()
     bound: set[str] = set()
+    refs: list[Any] = []
     try:
-        module = _function(text, node, places, names, bound)
+        module = _function(text, node, places, names, bound, refs)
     except _REFUSED:
         module = parse(text)
         return module, positions(module), None
-    return module, places, BuiltNames(frozenset(names), frozenset(bound))
+    return module, places, BuiltNames(frozenset(names), frozenset(bound), tuple(refs))
 
 

@@ -79,6 +79,12 @@ class FunctionSource:
         built = self.__dict__.get("_built_names")
         return built[1] if built is not None and built[0] is self.fdef else None
 
+    def built_refs(self, fdef: cst.FunctionDef) -> tuple[Any, ...] | None:
+        """The variables and attributes of ``fdef``'s body in the tree's order, as ``cst_functions`` met them
+        building it (:class:`BuiltNames`'s ``refs``), where ``fdef`` is still that tree; else None."""
+        built = self.built_names()
+        return built.refs if built is not None and fdef is self.fdef else None
+
 
 class UnreadSource(FunctionSource):
     """A library helper's source, read only when something asks for its tree or positions (an error's
@@ -200,6 +206,27 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     return src
 
 
+
+
+def _identity_hash() -> None:
+    """libcst's nodes are equal by identity and hashed by it, with a Python method (``return id(self)``, copied into
+    every node class): one call for every node a position table (``FunctionSource.positions``, keyed by node)
+    stores or reads. ``object``'s own hash is the same identity, without the call."""
+    own = cst.CSTNode.__dict__.get("__hash__")
+    if own is None:  # pragma: no cover - another libcst: its own way
+        return
+    classes, stack = set(), [cst.CSTNode]
+    while stack:
+        cls = stack.pop()
+        if cls not in classes:
+            classes.add(cls)
+            stack.extend(cls.__subclasses__())
+    for cls in classes:
+        if cls.__dict__.get("__hash__") is own:
+            cls.__hash__ = object.__hash__  # type: ignore[assignment]
+
+
+_identity_hash()
 _NODE_INIT = cst.CSTNode.__dict__.get("__post_init__")  # (libcst's: validates every node it makes)
 _PARSING = threading.Lock()
 _COUNTING = threading.Lock()

@@ -313,7 +313,51 @@ class Resolver:
         by one loop over a stack; a name chain with a static value (``np.tanh``, ``helpers.f``) is one
         reference, an attribute's and a keyword's own name none. A name a comprehension's ``for`` binds in the
         function (``[x * k for k in ks]``) is that comprehension's, never a module's function ``k``: not reserved
-        (it was, and ``srcjax.source`` printed ``k`` as a helper)."""
+        (it was, and ``srcjax.source`` printed ``k`` as a helper). A tree built from ``ast`` (the text srcjax
+        writes, most often) is not walked: its builder noted its names and attributes in this order."""
+        refs = self.src.built_refs(fdef)
+        met, comp = self._met_by_walk(fdef) if refs is None else (self._met_in(refs), set())
+        for name, v in met:  # (after the walk: a comprehension's element is met before its `for`)
+            if name is None:
+                self._reserve(v)
+            elif name not in comp and name not in self.unreserved:
+                found, v = self.lookup(name)
+                if found:
+                    self._reserve(v)
+
+    def _met_in(self, refs: tuple[Any, ...]) -> list[tuple[str | None, Any]]:
+        """:meth:`_met_by_walk`'s names and values met, from a built tree's ``refs`` (``cst_functions.BuiltNames``:
+        no comprehension in such a tree); an attribute with a static value skips the names in it, as the walk
+        does not go into it."""
+        seen: set[str] = set()
+        met: list[tuple[str | None, Any]] = []
+        bindings, locals_ = self.bindings, self.locals
+        i, end = 0, len(refs)
+        while i < end:
+            r = refs[i]
+            i += 1
+            if r.__class__ is tuple:
+                try:
+                    ok, v = self.static_value(r[0])
+                except UnknownFunctionError:
+                    ok = False
+                if ok:
+                    met.append((None, v))
+                    i = r[1]
+                continue
+            name = r.value
+            if name not in seen:
+                seen.add(name)
+                if name in bindings:
+                    met.append((None, bindings[name]))
+                elif name not in locals_:
+                    met.append((name, None))
+        return met
+
+    def _met_by_walk(self, fdef: cst.FunctionDef) -> tuple[list[tuple[str | None, Any]], set[str]]:
+        """(:meth:`reserve_helpers`) the names not local met in ``fdef``'s body (``(name, None)``, or ``(None,
+        value)`` for a parameter fixed to a function) and the values of name chains, in the order of source;
+        and the names comprehensions bind."""
         seen: set[str] = set()  # (the names met: a name means the same wherever it is read in the function)
         met: list[tuple[str | None, Any]] = []  # (name, None) of a name not local, (None, value) of a chain's value
         comp: set[str] = set()  # names a comprehension's `for` binds: its own, never a module's function
@@ -361,13 +405,7 @@ class Resolver:
                     for x in c[::-1]:
                         if x.__class__ in nodes:
                             push(x)
-        for name, v in met:  # (after the walk: a comprehension's element is met before its `for`)
-            if name is None:
-                self._reserve(v)
-            elif name not in comp and name not in self.unreserved:
-                found, v = self.lookup(name)
-                if found:
-                    self._reserve(v)
+        return met, comp
 
     def _reserve(self, v: Any) -> None:
         """(:meth:`reserve_helpers`) the helper name of ``v`` where it is a user function."""
