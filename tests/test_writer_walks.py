@@ -1,11 +1,16 @@
-"""The batch writer's walks of a nested function it writes in line (a branch or a loop step on batched data;
-issues #15 and #18, first calls): each answers as the walk of every node it replaced did, over the generated
-functions of the golden corpora.
+"""Walks of generated code that a first call makes fewer of (issues #15 and #18, first calls), each answering as
+the walks it replaced did (over the generated functions of the golden corpora; the readable pass's output is
+the goldens' text).
+
+The batch writer's walks of a nested function it writes in line (a branch or a loop step on batched data):
 
 - Whether a statement holds its function's ``return`` is found from its statements, no expression walked.
 - The names renamed fresh keep the user's positions of the nodes they stand for (a refusal in the body points
   at the statement), found while renaming, not by a second walk of both trees.
 - The names a function shows are dicts are read from its nested functions, found among its statements.
+
+The readable pass: whether a statement is pure, calls with side effects, binds a name or holds a walrus is read
+from one walk of the statement (cut from its function's); its value is not walked again on its own.
 """
 
 from __future__ import annotations
@@ -17,9 +22,10 @@ from typing import Any
 import libcst as cst
 import pytest
 
+from srcjax.frontend import ast_walk
 from srcjax.frontend.dict_names import dict_names
 from srcjax.frontend.names import renamed, syntax_children, walk
-from srcjax.transforms import batch_lax
+from srcjax.transforms import batch_lax, readable
 
 _GOLDEN = os.path.join(os.path.dirname(__file__), "golden")
 
@@ -117,3 +123,18 @@ def test_the_dicts_a_function_shows_are_found_among_its_statements(functions):
         for name in every | {"x", "params_1"}:
             assert batch_lax.shown_dict(w, name) == (name in every or  # type: ignore[arg-type]
                                                      name == "params_1" and "params" in every)
+
+
+def test_the_readable_pass_walks_a_functions_statements_not_their_values_again(monkeypatch):
+    started: list[str] = []
+    walk_from = ast_walk._walk
+
+    def spy(node: Any) -> Any:
+        started.append(type(node).__name__)
+        return walk_from(node)
+
+    monkeypatch.setattr(ast_walk, "_walk", spy)
+    text = ("def f_grad_walks(x, w):\n    matmul = x @ w\n    tanh = np.tanh(matmul)\n    mul = tanh * x\n"
+            "    sub = 1.0 - mul\n    total = np.sum(sub)\n    return total\n")
+    assert readable.readable_source(text, set()) == "def f_grad_walks(x, w):\n    return np.sum(1.0 - np.tanh(x @ w) * x)\n"
+    assert started and set(started) == {"FunctionDef"}, started  # (was: each value again, BinOp, Call, ...)

@@ -216,12 +216,15 @@ class _Scope:
                 return False
         return True
 
-    def barrier(self, s: ast.stmt) -> bool:
-        """Whether moving a pure expression across ``s`` could change what it computes or when."""
+    def barrier(self, s: ast.stmt, pure: bool) -> bool:
+        """Whether moving a pure expression across ``s`` could change what it computes or when (``pure``:
+        :meth:`pure` of ``s``, which the block's walk of it found)."""
         if isinstance(s, ast.Assign):
+            if all(type(tg) is ast.Name for tg in s.targets):  # (the statement's walk is its value's, a name and its
+                return not pure  # context besides: none a call or a build)
             return not all(_names_only(tg) for tg in s.targets) or not self.pure(s.value)
         if isinstance(s, ast.Assert):
-            return not self.pure(s)
+            return not pure
         return not isinstance(s, ast.Pass) and not _tape_push(s)
 
     # -- blocks ------------------------------------------------------------------------------------
@@ -231,24 +234,35 @@ class _Scope:
         binds: dict[str, list[int]] = {}  # name -> indices of the block's statements that bind it
         barriers = [0]  # prefix counts of barriers
         uses: list[list[tuple[ast.Name, int, bool]]] = []
-        name_t, load_t = ast.Name, ast.Load  # (exact types: no class derives from these)
+        pure: list[bool] = []  # per statement: a simple one whose calls are all pure
+        name_t, load_t, call_t, named_t = ast.Name, ast.Load, ast.Call, ast.NamedExpr  # (exact types: no class
+        builds = _IMPURE  # derives from these)
         for i, s in enumerate(body):
+            simple = isinstance(s, _STMTS)
+            impure = 0  # (a simple statement's calls with side effects; its builds and walrus: the block's one walk)
+            built = named = False
             for n in walked(s):
                 kind = type(n)
-                if kind is name_t and type(n.ctx) is not load_t:  # type: ignore[attr-defined]
-                    binds.setdefault(n.id, []).append(i)  # type: ignore[attr-defined]
-                elif kind is ast.AugAssign and type(n.target) is name_t:  # type: ignore[attr-defined]
-                    binds.setdefault(n.target.id, []).append(i)  # type: ignore[attr-defined]
-            barriers.append(barriers[-1] + self.barrier(s))
-            simple = isinstance(s, _STMTS) and ast.NamedExpr not in map(type, walked(s))
-            uses.append(self._uses(s) if simple else [])
+                if kind is name_t:
+                    if type(n.ctx) is not load_t:  # type: ignore[attr-defined]
+                        binds.setdefault(n.id, []).append(i)  # type: ignore[attr-defined]
+                elif kind is call_t:
+                    if simple and not self.pure_call(n):  # type: ignore[arg-type]
+                        impure += 1
+                elif kind is ast.AugAssign:
+                    if type(n.target) is name_t:  # type: ignore[attr-defined]
+                        binds.setdefault(n.target.id, []).append(i)  # type: ignore[attr-defined]
+                elif kind in builds:
+                    built = True
+                    named = named or kind is named_t
+            barriers.append(barriers[-1] + self.barrier(s, simple and not impure and not built))
+            uses.append(self._uses(s, impure) if simple and not named else [])
+            pure.append(simple and not impure)
 
         def movable(d: _Def, reads: set[str], i: int) -> bool:  # from statement d.index to statement i
             return barriers[i] == barriers[d.index + 1] and \
                 not any(_bound_between(binds.get(r, ()), d.index, i) for r in reads)
 
-        pure = [isinstance(s, _STMTS) and all(self.pure_call(n) for n in walked(s)  # type: ignore[arg-type]
-                                              if type(n) is ast.Call) for s in body]
         views = self._views(body, uses, pure, movable)
         reach = self._reaching_uses(body, uses)
         defs: dict[str, _Def] = {}
@@ -362,8 +376,8 @@ class _Scope:
         if name in views:
             return _Def(name, i, self.t.render(*self.t.span(s.value), mine), _ATOM, reads, True, s)
         result = name in self.results
-        if name in self.keep and not result or name.startswith("_") or not self._solo(s) or not self.pure(s.value):
-            return None
+        if name in self.keep and not result or name.startswith("_") or not self._solo(s) or not self.pure(s):
+            return None  # (pure(s): its value's, as in barrier)
         value = s.value
         once = self.stores[name] == 1 and self.loads[name] == 1 or self.stores[name] > 1 and reach.get(i) == 1 and \
             not (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _ONE_PER_LINE)
@@ -379,8 +393,9 @@ class _Scope:
             prec = _prec(folded) if not isinstance(folded, ast.Name) else _ATOM
         if isinstance(value, ast.Constant) and isinstance(value.value, (int, float, complex)):
             prec = _ATOM - 1  # (1).real
-        return _Def(name, i, text, prec, reads | {n.id for n in walked(value) if isinstance(n, ast.Name)}, False, s,
-                    result)
+        target = s.targets[0]  # (the statement's walk: the value's names, and the target)
+        return _Def(name, i, text, prec, reads | {n.id for n in walked(s) if type(n) is ast.Name and n is not target},
+                    False, s, result)
 
     def _solo(self, s: ast.stmt) -> bool:
         t = self.t
@@ -397,10 +412,9 @@ class _Scope:
         le = t.starts[last] if last < len(t.starts) else len(t.text)
         self.edits.append((ls, le, ""))
 
-    def _uses(self, s: ast.stmt) -> list[tuple[ast.Name, int, bool]]:
+    def _uses(self, s: ast.stmt, impure: int) -> list[tuple[ast.Name, int, bool]]:
         """The names ``s`` reads outside nested scopes, in source order: (name, the precedence its
-        place needs, whether every call with a side effect in ``s`` runs after it)."""
-        impure = sum(1 for n in walked(s) if type(n) is ast.Call and not self.pure_call(n))  # type: ignore[arg-type]
+        place needs, whether every call with a side effect in ``s`` (``impure`` of them) runs after it)."""
         out: list[tuple[ast.Name, int, bool]] = []
         go = self._reads_in
         if isinstance(s, ast.Assign):
