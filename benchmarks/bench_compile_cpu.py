@@ -4,6 +4,7 @@ Run (from the repository root, in the venv that has the test extras)::
 
     .venv/bin/python benchmarks/bench_compile_cpu.py              # bench_grad's three cases, bench_vmap's five
     .venv/bin/python benchmarks/bench_compile_cpu.py rosen --rounds 9
+    .venv/bin/python benchmarks/bench_compile_cpu.py newton nested --new-processes 5   # compiles in new processes
 
 A first call's largest stage is XLA's compile. This asks whether srcjax's part of it can shrink: is the
 program srcjax hands XLA bigger than jax's for the same function, or are its compile options different?
@@ -98,16 +99,96 @@ def _ops(text: str) -> int:
     return len(_OPS.findall(text))
 
 
+def child(name: str, mode: str, path: str) -> None:
+    """(a new process) after srcjax's warm-up (``bench_vmap._warm_up``), one compile's process CPU ms: srcjax's
+    whole compile stage in the first call of case ``name`` (``stage``: ``xla._compile_cached``, its cache key,
+    lookup and store, the work it overlaps, the writer thread's stores meanwhile), or ``compile_and_load``
+    of the StableHLO text in ``path`` on srcjax's client (``text``)."""
+    bench_vmap._warm_up("srcjax")
+    xla.disk_cache.flush()
+    backend = xla.get_backend(None)
+    spent = [0.0]
+    if mode == "stage":
+        real = xla._compile_cached
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            t = CLOCK()
+            try:
+                return real(*args, **kwargs)
+            finally:
+                spent[0] += CLOCK() - t
+
+        xla._compile_cached = timed
+        fresh = FreshFunctions(bench_grad._FIRST_TEMPLATES, prefix="srcjax_bench_compile_")
+        try:
+            c = next(c for c in cases(fresh) if c.name == name)
+            bench_vmap._read(c.sj()(*c.args))
+        finally:
+            fresh.close()
+    else:
+        with open(path) as f:
+            text = f.read()
+        t = CLOCK()
+        backend.client.compile_and_load(text, backend.device_list, xla.xla_client.CompileOptions())
+        spent[0] = CLOCK() - t
+    print(f"{spent[0] * 1e3:.2f}")
+
+
+def new_processes(chosen: list[Case], runs: int) -> None:
+    """Each case's compile in new processes, ``runs`` of each kind alternated: srcjax's compile stage of its
+    first call against ``compile_and_load`` of srcjax's text and of jax's (no in-process warm compiles). The
+    children share one persistent cache holding srcjax's own entries (as ``bench_vmap.py --cold``'s), never
+    the case's program: its ``*.xla`` and ``*.prog`` entries are deleted before each child."""
+    import glob
+    import subprocess
+    import tempfile
+
+    print(f"process CPU ms in new processes, medians of {runs} each; load average {os.getloadavg()[0]:.1f}")
+    print("| case | sj compile stage | sj text | jax text | stage / jax text |")
+    print("|---|---:|---:|---:|---:|")
+    folder = tempfile.mkdtemp(prefix="bench_compile_cpu_")
+    env = {**os.environ, "BENCH_VMAP_COLD_CACHE": os.path.join(folder, "cache")}
+    for c in chosen:
+        paths = {"sj": os.path.join(folder, "sj.mlir"), "jx": os.path.join(folder, "jx.mlir")}
+        with open(paths["sj"], "w") as f:
+            f.write(srcjax.lower(c.sj(), *c.args).as_text())
+        with open(paths["jx"], "w") as f:
+            f.write(c.jx().lower(*c.args).as_text())
+        got: dict[str, list[float]] = collections.defaultdict(list)
+        kinds = [("stage", "stage", ""), ("sj", "text", paths["sj"]), ("jx", "text", paths["jx"])]
+        for r in range(runs):
+            for label, mode, path in (kinds if r % 2 == 0 else kinds[::-1]):
+                for entry in glob.glob(os.path.join(folder, "cache", "**", "*.xla"), recursive=True) + \
+                        glob.glob(os.path.join(folder, "cache", "**", "*.prog"), recursive=True):
+                    os.remove(entry)
+                out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", c.name, mode, path],
+                                     capture_output=True, text=True, env=env)
+                got[label].append(float(out.stdout.split()[-1]) if out.returncode == 0 else float("nan"))
+        med = {k: statistics.median(v) for k, v in got.items()}
+        print(f"| {c.name} | {med['stage']:.1f} | {med['sj']:.1f} | {med['jx']:.1f} | "
+              f"{med['stage'] / med['jx']:.3f} |", flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("cases", nargs="*", help="substrings of the cases' names (default: all eight)")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved compiles of each text and options")
+    ap.add_argument("--new-processes", type=int, default=0, metavar="N",
+                    help="instead: each compile in a new process, N of each kind (srcjax's compile stage of a "
+                         "first call, srcjax's text, jax's text), alternated")
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     ns = ap.parse_args()
+    if ns.child:
+        child(*ns.child)
+        return 0
     have_jax_options = _capture_jax_options()
     backend = xla.get_backend(None)
     fresh = FreshFunctions(bench_grad._FIRST_TEMPLATES, prefix="srcjax_bench_compile_")
     try:
         chosen = [c for c in cases(fresh) if not ns.cases or any(s in c.name for s in ns.cases)]
+        if ns.new_processes:
+            new_processes(chosen, ns.new_processes)
+            return 0
         print(f"process CPU ms, medians of {ns.rounds} rounds; load average {os.getloadavg()[0]:.1f}")
         print("| case | ops sj / jax | optimized top-level sj / jax | fusions sj / jax | compile sj text | jax text "
               "| sj text, jax options | jax text, jax options | sj / jax | stage sj / jax |")
