@@ -33,7 +33,7 @@ KNOWN_REFUSALS: tuple[str, ...] = (
     # config_dict_mlp: `act = ACTIVATIONS[cfg["activation"]]`, then `act(z)`: a function chosen while tracing is
     # called through a local name; jit runs it, derivatives and vmap follow functions called by their own names
     # (the refusal says to call each by name under an `if` on the setting: tests/test_hunt30_fixes.py)
-    "holds a function chosen while tracing",
+    "taken from a container or chosen by an `if` while tracing",
     # subclass_super_call: an object of a subclass of a plain class (`class ScaledAffine(Affine)`, its `__call__`
     # through `super()`) made in the function: only classes deriving from object alone are read as records
     # (frontend/constructed_objects.py); jit refuses it too ("constructing a ScaledAffine object runs Python code")

@@ -723,17 +723,19 @@ def _method_hint(func: cst.BaseExpression) -> str | None:
 
 
 def _chosen_function_hint(func: cst.BaseExpression, body: Sequence[Any]) -> str | None:
-    """The hint for ``act(x)`` of a local name the function binds to a function value (``act = ACTS[cfg[...]]``,
-    ``act = np.tanh if ... else relu``; None: another callee)."""
+    """The hint for ``act(x)`` of a local name the function binds to a function or object it takes from a container
+    or picks by a test (``act = ACTS[cfg[...]]``, ``act = np.tanh if ... else relu``, ``layers[i](h)``; None: another
+    callee)."""
     if not isinstance(func, cst.Name):
         return None
     values = [st.value for st, _ in _walk(body) if isinstance(st, cst.Assign) and
               any(func.value in target_names(t.target) for t in st.targets)]
     if not values or not all(isinstance(v, (cst.Subscript, cst.IfExp, cst.Name, cst.Attribute)) for v in values):
         return None  # (`m = Scaled(W)`: an object, not a function)
-    return (f"`{func.value}` holds a function chosen while tracing (taken from a dict, or by an `if`): derivatives "
-            "and vmap follow a function called by its own name; call each one by name under an `if` on the "
-            f"setting, e.g. `if cfg[\"activation\"] == \"tanh\": h = np.tanh(z)` instead of `{func.value}(z)`")
+    return ("the callee is a function or an object taken from a container or chosen by an `if` while tracing: "
+            "derivatives and vmap follow a function called by its own name (call each one under an `if` on the "
+            "setting, e.g. `if cfg[\"activation\"] == \"tanh\": h = np.tanh(z)`) and an object built in the "
+            "function (`layer = Dense(W, b)`, or a `for` loop over a list of such constructions)")
 
 
 _STATIC_RESULT_CALLS = {
