@@ -65,7 +65,7 @@ from .frontend.program import Program
 from .frontend.read import is_generated
 from .frontend.resolve import unwrap
 from .gc_pause import pausing
-from .left_out import filled
+from .left_out import default_constant, filled
 from .lifetimes import PerFunction
 from .tree_calls import cpp_tree as _cpp_tree  # (api's names for them: the transformations import these)
 from .tree_calls import tree_key as _tree_key
@@ -309,6 +309,9 @@ class Compiled:
                     hash(v)
                 except TypeError:
                     if name not in self.static and pytree.is_tree(v):  # made static for a number inside it
+                        if (frozen := default_constant(self.signature, name, v)) is not None:
+                            key.append(("d", frozen))  # (a default container left out: a constant, as in JAX)
+                            continue
                         raise ArgumentError(
                             f"argument {name!r}: a Python number inside this {type(v).__name__} is used where a "
                             "value known at transpile time is needed (a shape, a range bound, an index); numbers "

@@ -9,9 +9,10 @@ derivative binds function-valued arguments, ``autodiff.py``) or an array keeps t
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
-__all__ = ["filled"]
+__all__ = ["default_constant", "filled"]
 
 _PLAIN = frozenset((float, int, bool, complex, str, type(None)))
 
@@ -35,3 +36,26 @@ def filled(c: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
     if left_out > len(tail):
         return args
     return args + tail[len(tail) - left_out:]
+
+
+def default_constant(signature: inspect.Signature, name: str, v: Any) -> Any:
+    """A hashable copy of ``v``, the value of parameter ``name``, where it is a container (dict, list, tuple) of
+    Python numbers, strings and None that the call left at its default: JAX traces no default, so it is a
+    constant of the program (``if cfg["l1"]:`` decided while tracing), keyed by its contents; None: anything
+    else (a container passed by the caller holds run-time values)."""
+    p = signature.parameters.get(name)
+    if p is None or p.default is not v:
+        return None
+
+    def frozen(x: Any) -> Any:
+        if isinstance(x, dict):
+            return ("dict", tuple((k, frozen(x[k])) for k in x))
+        if isinstance(x, (list, tuple)):
+            return (type(x).__name__, tuple(frozen(e) for e in x))
+        if type(x) in _PLAIN:
+            return x
+        raise TypeError(type(x).__name__)
+    try:
+        return frozen(v)
+    except TypeError:
+        return None

@@ -163,6 +163,11 @@ def _built_class(src: FunctionSource, name: str) -> type | None:
     user's: a plain class's, constructed_objects.py); None: another binding, or several classes."""
     seen = _Bindings(name)
     seen.walk(src.fdef.body)
+    for seq in seen.sequences:  # (`for layer in layers:` of `layers = [Dense(...), Dense(...)]`)
+        items = _constructed_items(src, seq)
+        if items is None:
+            return None
+        seen.calls += items
     if not seen.calls or seen.other:
         return None
     found = {id(c): c for c in ((src.closure[n] if n in src.closure else src.globals.get(n)) for n in seen.calls)}
@@ -174,6 +179,7 @@ class _Bindings(Visitor):
     def __init__(self, name: str) -> None:
         self.name, self.other = name, False
         self.calls: list[str] = []
+        self.sequences: list[cst.BaseExpression] = []  # what a `for name in ...:` loop iterates over
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) and \
@@ -193,13 +199,78 @@ class _Bindings(Visitor):
         self.other |= self.name in target_names(node.target)
 
     def visit_For(self, node: cst.For) -> None:
-        self.other |= self.name in target_names(node.target)
+        seq = _iterated(node.target, node.iter, self.name)
+        if seq is not None:
+            self.sequences.append(seq)
+        else:
+            self.other |= self.name in target_names(node.target)
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self.other |= self.name in target_names(node.target)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         self.other |= node.asname is not None and self.name in target_names(node.asname.name)
+
+
+def _iterated(target: cst.BaseExpression, it: cst.BaseExpression, name: str) -> cst.BaseExpression | None:
+    """The sequence whose items a loop binds to ``name`` (``for name in seq``, ``for name in reversed(seq)``,
+    ``for i, name in enumerate(seq)``); None: another loop."""
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and len(it.args) == 1 and \
+            it.args[0].keyword is None and not it.args[0].star:
+        if it.func.value in ("reversed", "list", "tuple") and isinstance(target, cst.Name):
+            return _iterated(target, it.args[0].value, name)
+        if it.func.value == "enumerate" and isinstance(target, cst.Tuple) and len(target.elements) == 2 and \
+                isinstance(target.elements[0].value, cst.Name) and target.elements[0].value.value != name:
+            return _iterated(target.elements[1].value, it.args[0].value, name)
+    if isinstance(target, cst.Name) and target.value == name and isinstance(it, (cst.Name, cst.List, cst.Tuple)):
+        return it
+    return None
+
+
+def _constructed_items(src: FunctionSource, seq: cst.BaseExpression) -> list[str] | None:
+    """The classes' names constructing each item of ``seq``: a list or tuple display of ``Cls(...)`` calls, or a
+    local name whose one binding is such a display and that nothing changes; None: anything else."""
+    if isinstance(seq, cst.Name):
+        found = _Displays(seq.value)
+        found.walk(src.fdef.body)
+        if len(found.values) != 1 or found.other:
+            return None
+        seq = found.values[0]
+    if not isinstance(seq, (cst.List, cst.Tuple)) or not seq.elements:
+        return None
+    names = [e.value.func.value for e in seq.elements if isinstance(e, cst.Element) and
+             isinstance(e.value, cst.Call) and isinstance(e.value.func, cst.Name)]
+    return names if len(names) == len(seq.elements) else None
+
+
+class _Displays(Visitor):
+    """The list or tuple displays bound to the local ``name``, and whether anything else binds or changes it."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.other = name, False
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Name) and t.target.value == self.name and \
+                    isinstance(node.value, (cst.List, cst.Tuple)):
+                self.values.append(node.value)
+            elif self.name in target_names(t.target) or isinstance(t.target, cst.Subscript) and \
+                    isinstance(t.target.value, cst.Name) and t.target.value.value == self.name:
+                self.other = True
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.other |= isinstance(node.target, (cst.Name, cst.Subscript)) and self.name in target_names(
+            node.target.value if isinstance(node.target, cst.Subscript) else node.target)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:  # (`layers.append(...)`, `layers.pop()`: changed)
+        self.other |= isinstance(node.value, cst.Name) and node.value.value == self.name
+
+    def visit_For(self, node: cst.For) -> None:
+        self.other |= self.name in target_names(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.other |= self.name in target_names(node.target)
 
 
 def guard(src: FunctionSource) -> FunctionSource:

@@ -242,7 +242,7 @@ def literal_code(v: Any) -> str | None:
         return repr(v)
     if isinstance(v, float):
         return repr(v) if math.isfinite(v) else None
-    if isinstance(v, tuple):
+    if type(v) is tuple:  # (not a NamedTuple: its literal would lose its class and its fields' names)
         parts = [literal_code(x) for x in v]
         if all(p is not None for p in parts):
             return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"  # type: ignore[arg-type]

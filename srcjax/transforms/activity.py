@@ -168,6 +168,11 @@ class Activity:
                     # a method of a differentiated object (`params.energy(x)`, params a NamedTuple of the user's
                     # with methods): its result depends on the object (was: a zero derivative, silently)
                     arg_reads += [s.value.func.value.value] if s.value.func.value.value in self.active else []
+                elif isinstance(s.value, cst.Call) and isinstance(s.value.func, cst.Name) and \
+                        s.value.func.value in self.active:
+                    # a call of a differentiated object (`layer(h)`, `layer` a dataclass holding weights, taken
+                    # from a list in a loop): its result depends on the object (was: a zero derivative, silently)
+                    arg_reads += [s.value.func.value]
                 if op.kind == "static" and arg_reads and isinstance(s.value, cst.Call) and \
                         code(s.value.func) not in _STATIC_RESULT_CALLS and not code(s.value.func).endswith(".pop"):
                     own = _own_refusal(self.nf, s.value.func)  # (an object that says why: a pmapped function)
@@ -175,6 +180,7 @@ class Activity:
                         f"cannot differentiate through `{code(s.value.func)}(...)`: " + (own[0] if own else
                         f"srcjax does not know its derivative (it reads {', '.join(sorted(set(arg_reads)))})"),
                         span=self.span_of(s, body), hint=own[1] if own else _method_hint(s.value.func) or
+                        _chosen_function_hint(s.value.func, body) or
                         "call NumPy functions srcjax supports, srcjax.lax, or your own Python functions")
                 if s.value.__class__ is cst.BinaryOperation and any(
                         v.__class__ in (cst.Tuple, cst.List) and any(n in self.active for n in names_in(v))
@@ -714,6 +720,22 @@ def _method_hint(func: cst.BaseExpression) -> str | None:
             func.value.value not in ("np", "numpy", "math", "srcjax", "jnp", "lax"):
         return _METHOD_HINT.format(func.value.value, func.attr.value)
     return None
+
+
+def _chosen_function_hint(func: cst.BaseExpression, body: Sequence[Any]) -> str | None:
+    """The hint for ``act(x)`` of a local name the function binds to a function or object it takes from a container
+    or picks by a test (``act = ACTS[cfg[...]]``, ``act = np.tanh if ... else relu``, ``layers[i](h)``; None: another
+    callee)."""
+    if not isinstance(func, cst.Name):
+        return None
+    values = [st.value for st, _ in _walk(body) if isinstance(st, cst.Assign) and
+              any(func.value in target_names(t.target) for t in st.targets)]
+    if not values or not all(isinstance(v, (cst.Subscript, cst.IfExp, cst.Name, cst.Attribute)) for v in values):
+        return None  # (`m = Scaled(W)`: an object, not a function)
+    return ("the callee is a function or an object taken from a container or chosen by an `if` while tracing: "
+            "derivatives and vmap follow a function called by its own name (call each one under an `if` on the "
+            "setting, e.g. `if cfg[\"activation\"] == \"tanh\": h = np.tanh(z)`) and an object built in the "
+            "function (`layer = Dense(W, b)`, or a `for` loop over a list of such constructions)")
 
 
 _STATIC_RESULT_CALLS = {
