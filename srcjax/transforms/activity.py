@@ -731,7 +731,7 @@ def _chosen_function_hint(func: cst.BaseExpression, body: Sequence[Any]) -> str 
     values = [st.value for st, _ in _walk(body) if isinstance(st, cst.Assign) and
               any(func.value in target_names(t.target) for t in st.targets)]
     if not values or not all(isinstance(v, (cst.Subscript, cst.IfExp, cst.Name, cst.Attribute)) for v in values):
-        return None  # (`m = Scaled(W)`: an object, not a function)
+        return None  # (`m = Scaled(W)`: an object built by a call, refused by the generic hint)
     return ("the callee is a function or an object taken from a container or chosen by an `if` while tracing: "
             "derivatives and vmap follow a function called by its own name (call each one under an `if` on the "
             "setting, e.g. `if cfg[\"activation\"] == \"tanh\": h = np.tanh(z)`) and an object built in the "
