@@ -146,10 +146,13 @@ def reduce_call(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
 
 
 def _fold(norm: Normalizer, call: cst.Call, seq: cst.BaseExpression, init: cst.BaseExpression | None,
-          body: Callable[[str, str], cst.BaseExpression], message: str, kept: str = "reduced") -> cst.Name:
+          body: Callable[[str, str], cst.BaseExpression], message: str, kept: str = "reduced",
+          key: tuple[Callable[[str], cst.BaseExpression], type[cst.BaseCompOp]] | None = None) -> cst.Name:
     """``reduced = init`` (``reduced = items[0]`` after an ``assert`` that ``seq`` has items, ``message``) and ``for
     item in items: reduced = <body(reduced, item)>`` (over ``items[1:]``) emitted before the statement of ``call``;
-    the name of the reduced value returned."""
+    the name of the reduced value returned. ``key``: ``(f, op)`` of ``min(xs, key=f)`` (``op``: ``<``; ``max``'s
+    ``>``): the step is ``item_key = f(item)`` and ``if item_key < reduced_key: reduced = item; reduced_key =
+    item_key`` (Python's: the first of equal keys kept), a test on data where the keys are (a ``cond``)."""
     positions = norm.src.positions
     where = positions.get(call)
 
@@ -174,11 +177,22 @@ def _fold(norm: Normalizer, call: cst.Call, seq: cst.BaseExpression, init: cst.B
         norm.assign(cst.Name(acc), norm.flat(placed(cst.parse_expression(f"{items.value}[0]")))[0], call)  # type: ignore[arg-type]
         over = cst.Name(norm.fresh("rest"))  # (a name: vmap batches the loop over a batched array's rows)
         norm.assign(over, norm.flat(placed(cst.parse_expression(f"{items.value}[1:]")))[0], call)
-    step = cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(acc))],
-                                                    value=placed(body(acc, item)))])
-    loop = cst.For(target=cst.Name(item), iter=placed(over), body=cst.IndentedBlock(body=[placed(step)]))
+    if key is None:
+        steps: list[cst.BaseStatement] = [_assigned(acc, placed(body(acc, item)))]
+    else:
+        f, op = key
+        acc_key, item_key = norm.fresh(f"{kept}_key"), norm.fresh("item_key")
+        norm.assign(cst.Name(acc_key), norm.flat(placed(f(acc)))[0], call)
+        test = cst.Comparison(left=cst.Name(item_key), comparisons=[cst.ComparisonTarget(op(), cst.Name(acc_key))])
+        steps = [_assigned(item_key, placed(f(item))), cst.If(test=placed(test), body=cst.IndentedBlock(body=[
+            placed(_assigned(acc, cst.Name(item))), placed(_assigned(acc_key, cst.Name(item_key)))]))]
+    loop = cst.For(target=cst.Name(item), iter=placed(over), body=cst.IndentedBlock(body=[placed(s) for s in steps]))
     norm.statement(placed(loop))
     return cst.Name(acc)
+
+
+def _assigned(name: str, value: cst.BaseExpression) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Assign(targets=[cst.AssignTarget(cst.Name(name))], value=value)])
 
 
 def zip_rows(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
@@ -241,23 +255,17 @@ def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | No
     ``min(xs)`` of one iterable not written out (a list or tuple variable, a comprehension, a generator) -> the loop
     ``smallest = xs[0]; for item in xs[1:]: smallest = min(smallest, item)`` (:func:`_fold`; its length static, as
     jax's trace unrolls it); an iterable of sizes (``min(x.shape)``, ``max(len(r) for r in rows)``) is left as it is."""
-    if not _plain(list(call.args)) or norm.static_value(call.func)[1] not in (builtins.min, builtins.max):
+    if norm.static_value(call.func)[1] not in (builtins.min, builtins.max):
         return None
+    if not _plain(list(call.args)):
+        return _keyed_selection(norm, call)
     values = [a.value for a in call.args]
     if len(values) == 1 and isinstance(values[0], (cst.List, cst.Tuple)) and \
             all(type(e) is cst.Element for e in values[0].elements):
         values = [e.value for e in values[0].elements]
     elif len(values) == 1 and not _sizes(norm, values[0]) and not _dict_bound(norm, values[0]):
-        seq = values[0]
-        if isinstance(seq, cst.GeneratorExp):  # (read twice: a list)
-            seq = cst.ListComp(elt=seq.elt, for_in=seq.for_in)
-        elif _iterator(seq) or type(seq) is cst.Name and not _sequence_bound(norm, seq):  # (`d.values()`, `zip(a,
-            # b)`, a parameter, which may be a dict (`max(d)`: its keys): its items, as min iterates them)
-            seq = cst.parse_expression(f"[{(it := norm.fresh('item'))} for {it} in {code(seq)}]")
-        name = norm.static_value(call.func)[1].__name__
-        return _fold(norm, call, seq, None, lambda acc, item: cst.Call(
-            func=call.func, args=[cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))]),
-            f"{name}() iterable argument is empty", "smallest" if name == "min" else "largest")
+        return _fold(norm, call, _listed(norm, values[0]), None, lambda acc, item: cst.Call(
+            func=call.func, args=[cst.Arg(cst.Name(acc)), cst.Arg(cst.Name(item))]), *_selection_names(norm, call))
     elif len(values) < 3:
         return None
     if len(values) < 2:
@@ -266,6 +274,53 @@ def selection_pairs(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | No
     for v in values[1:]:
         kept = cst.Call(func=call.func, args=[cst.Arg(kept), cst.Arg(v)])
     return kept
+
+
+def _listed(norm: Normalizer, seq: cst.BaseExpression) -> cst.BaseExpression:
+    """``seq``, the one iterable of ``min``/``max``, as a sequence ``xs[0]`` and ``xs[1:]`` read: a generator as a list
+    (read twice); a view, an iterator or a name that may be a dict (a parameter: ``max(d)`` iterates its keys) as
+    the list comprehension of its items."""
+    if isinstance(seq, cst.GeneratorExp):
+        return cst.ListComp(elt=seq.elt, for_in=seq.for_in)
+    if _iterator(seq) or type(seq) is cst.Name and not _sequence_bound(norm, seq):
+        return cst.parse_expression(f"[{(it := norm.fresh('item'))} for {it} in {code(seq)}]")
+    return seq
+
+
+def _selection_names(norm: Normalizer, call: cst.Call) -> tuple[str, str]:
+    """Python's message for ``min()``/``max()`` of nothing, and the name of the value kept."""
+    name = norm.static_value(call.func)[1].__name__
+    return f"{name}() iterable argument is empty", "smallest" if name == "min" else "largest"
+
+
+def _keyed_selection(norm: Normalizer, call: cst.Call) -> cst.BaseExpression | None:
+    """``min(xs, key=f)`` / ``min(a, b, key=f)`` (``max`` alike; ``f`` a function or a one-parameter lambda) -> the
+    loop of :func:`_fold` with a key: each item kept where its key compares less (greater) than the kept one's, a
+    test on data where the keys are (was an internal error: Python's ``min`` comparing traced keys). Sizes, a dict's
+    keys and a name this function does not bind to a list (a parameter) stay Python's."""
+    keys = [a for a in call.args if a.keyword is not None]
+    values = [a.value for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args) or len(keys) != 1 or keys[0].keyword.value != "key" or not values:  # type: ignore[union-attr]
+        return None
+    f = keys[0].value
+    params = _lambda_params(f, 1)
+    if not (params is not None and not _scoped(f.body) or _callable(norm, f)):  # type: ignore[attr-defined]
+        return None
+    if len(values) == 1 and (_sizes(norm, values[0]) or _dict_bound(norm, values[0]) or
+                             type(values[0]) is cst.Name and not _sequence_bound(norm, values[0])):
+        return None  # (a parameter may be a dict: `max(params, key=len)` compares its keys, Python's)
+    seq = _listed(norm, values[0]) if len(values) == 1 else cst.List([cst.Element(v) for v in values])
+
+    def keyed(item: str) -> cst.BaseExpression:
+        if params is None:
+            return _applied(norm, f, [cst.Name(item)])
+        out = f.body.visit(_Rename({params[0]: item}))  # type: ignore[attr-defined]
+        assert isinstance(out, cst.BaseExpression)
+        return out
+
+    message, kept = _selection_names(norm, call)
+    return _fold(norm, call, seq, None, lambda acc, item: cst.Name(item), message, kept,
+                 (keyed, cst.LessThan if kept == "smallest" else cst.GreaterThan))
 
 
 _SIZE_ATTRIBUTES = frozenset({"shape", "ndim", "size"})

@@ -140,7 +140,7 @@ def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[
     def rule(sp: Specializer, args: list[Any], kwargs: dict[str, Any]) -> Any:
         # (one dict: its keys are compared, static whatever its values: `max(params, key=len)`)
         compared = [list(args[0])] if len(args) == 1 and isinstance(args[0], dict) else args
-        if contains_dynamic(compared):
+        if contains_dynamic(compared) and "key" not in kwargs:  # (a key may be static: `key=len`; below)
             leaves = [v for v in pytree.flatten(compared)[0] if is_dynamic(v)]
             origin = frozenset().union(*(v.aval.origin for v in leaves))
             if origin:  # `min(progress, 1.0)` of a rolled loop's counter (or a Python int argument): static
@@ -155,7 +155,15 @@ def _b_minmax(fn: Callable[..., Any]) -> Callable[[Specializer, list[Any], dict[
                     " (arrays of several elements: NumPy refuses their truth value too)" if several else ""),
                 hint=f"use np.{'maximum' if fn is max else 'minimum'}(a, b) or np.{fn.__name__}(x); several arrays: "
                      f"np.{fn.__name__}(np.stack([...]), axis=0)")
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:  # (a key computed from data, `key=np.sum` of a call the front end left: fix50)
+            if "HloValue" not in str(e):
+                raise
+            raise StaticValueError(f"the builtin {fn.__name__}() compares keys known only at run time here",
+                                   hint=f"write {fn.__name__}(xs, key=f) with key= alone (no default=), of a list, "
+                                        f"a comprehension or d.values() (a parameter's items: {fn.__name__}(list(xs), "
+                                        "key=f))") from None
 
     return rule
 
