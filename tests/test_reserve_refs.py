@@ -4,6 +4,8 @@ A function's tree built from ``ast`` (``cst_functions``: the text srcjax writes,
 functions) carries its body's variables and attributes in the tree's order (``BuiltNames.refs``); reserving the
 helpers it names reads them instead of walking the tree. Every function normalized while a sample of the golden
 corpora is written (the thorough tier: all of them) meets the same names and values, in the same order, both ways.
+The names every assignment of which makes a list (``numpy_calls.list_names``) are found without a walk where a built
+tree makes no list at all: the same set as the walk's, for the same functions.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from srcjax.frontend import resolve
+from srcjax.frontend import numpy_calls, resolve
 from srcjax.frontend.normalize import Normalizer
 from srcjax.frontend.read import read_function
 from tests.golden import cases, render
@@ -46,8 +48,35 @@ def test_the_names_met_are_the_walk_s(name, fn, transform, monkeypatch) -> None:
             assert both[0] == both[1], f"{self.src.name} of {name}"
         original(self, fdef)
 
+    lists = numpy_calls.list_names
+
+    def listed(norm: Any) -> set[str]:
+        found = lists(norm)
+        assert found == numpy_calls.list_names_in(norm.src.fdef.body), f"{norm.src.name} of {name}"
+        return found
+
     monkeypatch.setattr(resolve.Resolver, "reserve_helpers", checked)
+    monkeypatch.setattr(numpy_calls, "list_names", listed)
     render(fn, transform)
+
+
+def _lists(a, b):
+    c = [a, b]
+    d = list(c)
+    return np.stack(c) + np.stack(d) + a
+
+
+def _no_lists(a, b):
+    c = a[1:] * b[:-1]
+    return np.sum(c) + a.shape[0]
+
+
+def test_list_names_of_built_trees() -> None:
+    for f, want in ((_lists, {"c", "d"}), (_no_lists, set())):
+        src = read_function(f)
+        assert src.built_names() is not None
+        norm = Normalizer(src, lambda fn, avoid=(): fn.__name__)
+        assert numpy_calls.list_names(norm) == want == numpy_calls.list_names_in(src.fdef.body)
 
 
 def helper_f(v: Any) -> Any:

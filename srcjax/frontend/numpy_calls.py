@@ -525,7 +525,12 @@ def list_names(norm: Normalizer) -> set[str]:
     literal or comprehension, ``list(...)`` (then appended to, indexed, passed on)."""
     found = getattr(norm, "_list_names", None)
     if found is None:
-        found = norm._list_names = list_names_in(norm.src.fdef.body)  # type: ignore[attr-defined]
+        built = norm.src.built_names()  # (a tree built from ast, as built: a position for each of its nodes)
+        if built is not None and "list" not in built.names and \
+                cst.List not in {n.__class__ for n in tuple(norm.src.positions)}:
+            found = norm._list_names = set()  # type: ignore[attr-defined]  # (no list made: no walk)
+        else:
+            found = norm._list_names = list_names_in(norm.src.fdef.body)  # type: ignore[attr-defined]
     return found
 
 
