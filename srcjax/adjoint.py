@@ -539,8 +539,7 @@ def trace_bar(g: Any, a: Any, offset: Any, axis1: Any, axis2: Any) -> Any:
 
 
 def diag_bar(g: Any, v: Any, k: Any) -> Any:
-    """Cotangent of ``v`` in ``np.diag(v, k)``: the diagonal of ``g`` (``v`` 1-D), or ``g`` put on
-    the ``k``-th diagonal of a matrix shaped like ``v`` (``v`` 2-D)."""
+    """Cotangent of ``v`` in ``np.diag(v, k)``: ``g``'s diagonal (``v`` 1-D) or ``g`` on a ``v``-shaped one (2-D)."""
     if np.ndim(v) == 1:
         return np.diag(g, k)
     r, c = np.shape(v)
@@ -558,19 +557,20 @@ def negated(shift: Any) -> Any:
     return -shift
 
 
-@index_params("indices", "axis")  # (a second derivative takes them as constants: the key joins tuples)
+@index_params("indices", "axis")  # (a second derivative takes them as constants)
 def take_bar(g: Any, a: Any, indices: Any, axis: Any) -> Any:
     """Cotangent of ``a`` in ``np.take(a, indices, axis)``: ``g`` scatter-added at the indices (clamped, as read)."""
     if axis is None:
         return np.reshape(index_add(np.zeros(np.size(a), dtype=np.result_type(g)), indices, g, "clip"), np.shape(a))
-    return index_add(zeros_like(a), (slice(None),) * (axis % np.ndim(a)) + (indices,), g, "clip")
+    ax, m = axis % np.ndim(a), np.ndim(indices)  # (the axis moved first: a key of the indices alone batches)
+    g = np.moveaxis(g, tuple(range(ax, ax + m)), tuple(range(m)))
+    return np.moveaxis(index_add(zeros_like(np.moveaxis(a, ax, 0)), indices, g, "clip"), 0, ax)
 
 
 @index_params("indices", "axis")
 def take_along_axis_bar(g: Any, arr: Any, indices: Any, axis: Any) -> Any:
-    """Cotangent of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: ``g`` scatter-added at
-    ``arr[i0, ..., indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had
-    broadcast along are summed."""
+    """Cotangent of ``arr`` in ``np.take_along_axis(arr, indices, axis)``: ``g`` scatter-added at ``arr[i0, ...,
+    indices, ...]`` (an ``arange`` on every other axis); the axes ``arr`` had broadcast along are summed."""
     if axis is None:
         return np.reshape(index_add(np.zeros(np.size(arr), dtype=np.result_type(g)), indices, g, "clip"),
                           np.shape(arr))
