@@ -206,8 +206,6 @@ def read_function(fn: Callable[..., Any]) -> FunctionSource:
     return src
 
 
-
-
 def _identity_hash() -> None:
     """libcst's nodes are equal by identity and hashed by it, with a Python method (``return id(self)``, copied into
     every node class): one call for every node a position table (``FunctionSource.positions``, keyed by node)
